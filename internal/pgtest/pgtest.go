@@ -1,0 +1,240 @@
+// Package pgtest gives tests a real PostgreSQL database of their own, so
+// that they can run in parallel and prove what only a real server can, such
+// as a unique index under concurrency.
+//
+// The server is the one named by CLEARING_TEST_DATABASE_URL, or else a
+// throw-away cluster that Main starts for the test binary (and that
+// internal/pgtest/withcluster starts once for a whole `go test ./...`).
+// Every database handed out is a clone of a template migrated with
+// db.Migrate, and is dropped when its test ends.
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+//
+//	func TestPosting(t *testing.T) {
+//		t.Parallel()
+//		pool := pgtest.Pool(t)
+//		...
+//	}
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// EnvURL names the environment variable that points the tests at an
+// existing server. The role it names must be allowed to create databases.
+const EnvURL = "CLEARING_TEST_DATABASE_URL"
+
+// cleanupTimeout bounds creating and dropping one test's database.
+const cleanupTimeout = time.Minute
+
+// state is what the test binary shares between its tests.
+var state struct {
+	mu        sync.Mutex
+	mainURL   string        // the server Main started, if it started one
+	admin     *pgxpool.Pool // connections to the server's own database
+	adminURL  string
+	tmplName  string
+	tmplErr   error
+	tmplBuilt bool
+}
+
+// Main runs the tests of a package: `func TestMain(m *testing.M) {
+// pgtest.Main(m) }`. When CLEARING_TEST_DATABASE_URL is unset it starts a
+// throw-away cluster first and stops it afterwards, also when the binary is
+// interrupted (SIGINT, SIGTERM). It exits with m.Run's code, or 1 when the
+// cluster cannot be started or stopped.
+func Main(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	if os.Getenv(EnvURL) != "" {
+		defer closeAdmin()
+		return m.Run()
+	}
+	ctx := context.Background()
+	c, err := StartCluster(ctx)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
+		return 1
+	}
+	state.mu.Lock()
+	state.mainURL = c.URL()
+	state.mu.Unlock()
+
+	var once sync.Once
+	var stopErr error
+	stop := func() {
+		once.Do(func() {
+			closeAdmin()
+			stopErr = c.Stop(ctx)
+		})
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		fmt.Fprintf(os.Stderr, "pgtest: %v: stopping the test cluster\n", sig)
+		stop()
+		os.Exit(128 + int(sig.(syscall.Signal)))
+	}()
+
+	code := m.Run()
+	signal.Stop(sigs)
+	stop()
+	if stopErr != nil {
+		fmt.Fprintf(os.Stderr, "pgtest: %v\n", stopErr)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// ServerURL returns the connection string of the server in use, for tests
+// that create roles or databases themselves: CLEARING_TEST_DATABASE_URL, or
+// else the cluster that Main started. It is empty when there is neither.
+func ServerURL() string {
+	if u := os.Getenv(EnvURL); u != "" {
+		return u
+	}
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	return state.mainURL
+}
+
+// ConnString creates a database for this test, cloned from the migrated
+// template, and returns its connection string. The database is dropped
+// (WITH (FORCE), so connections left open do not stop it) when the test
+// ends.
+func ConnString(t testing.TB) string {
+	t.Helper()
+	server := ServerURL()
+	if server == "" {
+		t.Fatalf("pgtest: no PostgreSQL server: set %s, or call pgtest.Main from TestMain", EnvURL)
+	}
+	admin, tmpl, err := prepare(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := databaseName(t.Name())
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	create := fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", pgx.Identifier{name}.Sanitize(), pgx.Identifier{tmpl}.Sanitize())
+	if _, err := admin.Exec(ctx, create); err != nil {
+		t.Fatalf("pgtest: %s: %v", create, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		drop := fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", pgx.Identifier{name}.Sanitize())
+		if _, err := admin.Exec(ctx, drop); err != nil {
+			t.Errorf("pgtest: %s: %v", drop, err)
+		}
+	})
+	conn, err := withDatabase(server, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// Pool returns a pool on a fresh database for this test (see ConnString).
+// The pool is closed when the test ends, before its database is dropped.
+func Pool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), ConnString(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// prepare opens the administrative pool and makes sure the template exists,
+// once per test binary and server.
+func prepare(server string) (*pgxpool.Pool, string, error) {
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	if state.admin == nil || state.adminURL != server {
+		if state.admin != nil {
+			state.admin.Close()
+		}
+		pool, err := pgxpool.New(context.Background(), server)
+		if err != nil {
+			return nil, "", fmt.Errorf("pgtest: %w", err)
+		}
+		state.admin, state.adminURL, state.tmplBuilt = pool, server, false
+	}
+	if !state.tmplBuilt {
+		state.tmplName = templateName()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		state.tmplErr = buildTemplate(ctx, server, state.tmplName)
+		state.tmplBuilt = true
+	}
+	return state.admin, state.tmplName, state.tmplErr
+}
+
+// closeAdmin closes the administrative pool, so that a cluster can be
+// stopped without cutting connections off.
+func closeAdmin() {
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	if state.admin != nil {
+		state.admin.Close()
+		state.admin = nil
+	}
+}
+
+// databaseName makes a database name that no other test, in this binary or
+// another one sharing the server, can have. It carries the test's name, so
+// that a database left behind by a killed run can be traced.
+func databaseName(testName string) string {
+	var b [4]byte
+	rand.Read(b[:])
+	name := "test_" + hex.EncodeToString(b[:]) + "_" + strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return '_'
+	}, testName)
+	// PostgreSQL truncates names to 63 bytes.
+	return name[:min(len(name), 63)]
+}
+
+// withDatabase returns connString pointed at another database. It accepts
+// both URLs and keyword/value strings.
+func withDatabase(connString, database string) (string, error) {
+	if strings.HasPrefix(connString, "postgres://") || strings.HasPrefix(connString, "postgresql://") {
+		u, err := url.Parse(connString)
+		if err != nil {
+			return "", fmt.Errorf("pgtest: %s is not a valid URL: %w", EnvURL, err)
+		}
+		u.Path, u.RawPath = "/"+database, ""
+		q := u.Query()
+		q.Del("dbname")
+		u.RawQuery = q.Encode()
+		return u.String(), nil
+	}
+	// In a keyword/value string the last setting of a keyword wins.
+	return connString + " dbname='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(database) + "'", nil
+}
