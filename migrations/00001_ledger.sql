@@ -26,7 +26,6 @@ CREATE TABLE runs (
     status        text        NOT NULL DEFAULT 'running' CHECK (status IN ('running', 'done')),
     started_at    timestamptz NOT NULL DEFAULT now(),
     finished_at   timestamptz,
-    resumes       integer     NOT NULL DEFAULT 0,
     -- progress is the last staged record number applied; it is advanced in
     -- the same transaction as each chunk, so a re-run resumes exactly there.
     progress      bigint      NOT NULL DEFAULT 0,
@@ -149,7 +148,14 @@ CREATE TABLE audit_events (
     PRIMARY KEY (tenant_id, id)
 );
 
-CREATE INDEX audit_events_key ON audit_events (tenant_id, record_key);
+-- Events are found through the posting or notice they collided with; only
+-- events that collided with nothing (a return without its original, say)
+-- need their key indexed. A text index on every duplicate would be the
+-- most expensive part of re-ingesting a file.
+CREATE INDEX audit_events_posting ON audit_events (tenant_id, existing_posting_id) WHERE existing_posting_id IS NOT NULL;
+CREATE INDEX audit_events_notice ON audit_events (tenant_id, existing_notice_id) WHERE existing_notice_id IS NOT NULL;
+CREATE INDEX audit_events_key ON audit_events (tenant_id, record_key)
+    WHERE existing_posting_id IS NULL AND existing_notice_id IS NULL;
 CREATE INDEX audit_events_run ON audit_events (tenant_id, run_id);
 
 -- +goose StatementBegin
@@ -221,7 +227,25 @@ CREATE TRIGGER legs_balance AFTER INSERT ON legs
     REFERENCING NEW TABLE AS new_legs
     FOR EACH STATEMENT EXECUTE FUNCTION clearing_check_legs();
 
+-- clearing_differing_fields names the economic fields in which a record
+-- differs from the posting that holds its key, for conflict reports. When
+-- none of them differs the digest still did (a different link, say), and
+-- the answer is "content".
+CREATE FUNCTION clearing_differing_fields(
+    a_amount bigint, a_currency text, a_direction text, a_account text, a_date date,
+    b_amount bigint, b_currency text, b_direction text, b_account text, b_date date)
+RETURNS text[] LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN cardinality(f) = 0 THEN ARRAY['content'] ELSE f END
+      FROM (SELECT array_remove(ARRAY[
+                CASE WHEN a_amount    <> b_amount    THEN 'amount'     END,
+                CASE WHEN a_currency  <> b_currency  THEN 'currency'   END,
+                CASE WHEN a_direction <> b_direction THEN 'direction'  END,
+                CASE WHEN a_account   <> b_account   THEN 'account'    END,
+                CASE WHEN a_date      <> b_date      THEN 'value_date' END], NULL) AS f) x
+$$;
+
 -- +goose Down
 DROP TABLE audit_events, notices, legs, postings, runs;
 DROP FUNCTION clearing_check_legs();
+DROP FUNCTION clearing_differing_fields(bigint, text, text, text, date, bigint, text, text, text, date);
 DROP FUNCTION clearing_reject_change();

@@ -1,0 +1,41 @@
+# clearing: build, test, demo, bench, lint.
+#
+# make test needs Go and PostgreSQL's server binaries (initdb, pg_ctl, postgres).
+# It uses CLEARING_TEST_DATABASE_URL when set; otherwise it starts a throw-away
+# cluster for the run and stops it afterwards.
+
+GO          ?= go
+BIN         := bin/clearing
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+FUZZTIME    ?= 10s
+
+# Tests read the shared corpus of third-party files from here when it exists.
+CLEARING_CORPUS ?= $(wildcard $(abspath ../shared/corpus))
+export CLEARING_CORPUS
+
+.PHONY: build test demo bench lint fuzz clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/clearing
+
+test:
+	$(GO) run ./internal/pgtest/withcluster -- $(GO) test -count=1 -timeout 30m ./...
+
+demo: build
+	./scripts/demo.sh $(BIN)
+
+bench: build
+	$(GO) run ./internal/bench -clearing $(BIN) -out docs/BENCHMARKS.md
+
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+# A short coverage-guided run of every fuzz target.
+fuzz:
+	./scripts/fuzz.sh $(FUZZTIME)
+
+clean:
+	rm -rf bin

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clearing-dev/clearing/internal/db"
+	"github.com/clearing-dev/clearing/internal/pii"
+)
+
+// errSchema means the database's schema does not match this binary.
+var errSchema = errors.New("database schema mismatch")
+
+// database is an open connection pool and whatever must stop with it.
+type database struct {
+	pool     *pgxpool.Pool
+	embedded *db.Embedded
+}
+
+func (d *database) Close(ctx context.Context) {
+	d.pool.Close()
+	if d.embedded != nil {
+		if err := d.embedded.Close(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "clearing: stopping the embedded database: %v\n", err)
+		}
+	}
+}
+
+// databaseURL is the configured URL, or "" for the embedded cluster.
+func (g *globalOptions) databaseURLFromEnv() string {
+	for _, u := range []string{g.databaseURL, os.Getenv("CLEARING_DATABASE_URL"), os.Getenv("DATABASE_URL")} {
+		if u != "" {
+			return u
+		}
+	}
+	return ""
+}
+
+// open connects to the configured database, or starts the embedded cluster.
+// The embedded cluster is private to clearing, so its schema is migrated on
+// the spot; a configured database must be migrated with 'clearing migrate'.
+// skipSchemaCheck is for migrate itself, which does both.
+func (g *globalOptions) open(ctx context.Context, skipSchemaCheck bool) (*database, error) {
+	d := &database{}
+	url := g.databaseURLFromEnv()
+	if url == "" {
+		home := os.Getenv("CLEARING_HOME")
+		e, err := db.StartEmbedded(ctx, db.EmbeddedOptions{Home: home, Logger: g.log})
+		if err != nil {
+			return nil, err
+		}
+		d.embedded = e
+		url = e.ConnString()
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		d.closeEmbedded(ctx)
+		return nil, usagef("database URL: %v", err)
+	}
+	cfg.ConnConfig.RuntimeParams["application_name"] = "clearing"
+	if d.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		d.closeEmbedded(ctx)
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	if err := d.pool.Ping(ctx); err != nil {
+		d.Close(ctx)
+		return nil, fmt.Errorf("connect to the database: %w", err)
+	}
+	if d.embedded != nil && !skipSchemaCheck {
+		if _, err := db.Migrate(ctx, d.pool, nil); err != nil {
+			d.Close(ctx)
+			return nil, err
+		}
+		return d, nil
+	}
+	if !skipSchemaCheck {
+		if err := checkSchema(ctx, d.pool); err != nil {
+			d.Close(ctx)
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+func (d *database) closeEmbedded(ctx context.Context) {
+	if d.embedded != nil {
+		_ = d.embedded.Close(ctx)
+	}
+}
+
+func checkSchema(ctx context.Context, pool *pgxpool.Pool) error {
+	have, want, err := db.SchemaVersion(ctx, pool)
+	if err != nil {
+		return err
+	}
+	switch {
+	case have < want:
+		return fmt.Errorf("%w: the database is at schema version %d and this clearing needs %d: run 'clearing migrate' first", errSchema, have, want)
+	case have > want:
+		return fmt.Errorf("%w: the database is at schema version %d, newer than this clearing knows (%d): upgrade clearing", errSchema, have, want)
+	}
+	return nil
+}
+
+// hasher returns the account hasher, warning when the development key is in
+// use because CLEARING_PII_KEY is unset.
+func (g *globalOptions) hasher() pii.Hasher {
+	key := os.Getenv("CLEARING_PII_KEY")
+	if key == "" {
+		g.log.Warn("CLEARING_PII_KEY is not set: account numbers are hashed with the public development key; set a secret key before ingesting real data")
+	}
+	return pii.New(key)
+}

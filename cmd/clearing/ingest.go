@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/clearing-dev/clearing/ingest"
+	"github.com/clearing-dev/clearing/internal/output"
+)
+
+type ingestOptions struct {
+	format       string
+	source       string
+	dryRun       bool
+	chunkSize    int
+	maxFileBytes int64
+	reader       ingest.ReaderOptions
+}
+
+func newIngestCommand(g *globalOptions) *cobra.Command {
+	var o ingestOptions
+	cmd := &cobra.Command{
+		Use:   "ingest [flags] FILE...",
+		Short: "Post the records of clearing files to the ledger, each exactly once",
+		Long: `Ingest clearing files into the ledger. Each file is parsed and validated whole
+first: a file with any bad record is rejected and nothing from it is posted.
+Then its records are applied in chunks, one transaction each. A record whose key
+is already in the ledger is not posted again: with the same content it is a
+duplicate, with other content a conflict (exit 3). Every record that is not
+posted is written to the audit trail; 'clearing lookup KEY' shows why.
+
+An ingest that is interrupted (killed, crashed, lost its connection) is resumed
+where its last committed chunk ended by running the same command again.
+
+The format is detected for ACH files; name it with --format otherwise.`,
+		Example: `  clearing ingest /in/2026-11-29/*.ach
+  clearing ingest --dry-run day1.ach
+  clearing ingest --format iso8583 --iso-framing rdw clearing.ipm
+  clearing ingest --format csv --map acme.toml settlement-2026-11-29.csv
+  clearing ingest -o json day1.ach | jq '.[].posted'`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: g.run(func(ctx context.Context, args []string) error {
+			return runIngest(ctx, g, o, args)
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.format, "format", "", "file format: "+strings.Join(ingest.Formats, ", ")+" (detected for ACH)")
+	f.StringVar(&o.source, "source", "", "source name for settlement and reconciliation (default: the format, or the CSV mapping's source)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "parse, validate and compute what would be posted; write nothing")
+	f.IntVar(&o.chunkSize, "chunk-size", ingest.DefaultChunkSize, "records applied per transaction")
+	f.Int64Var(&o.maxFileBytes, "max-file-bytes", ingest.DefaultMaxFileBytes, "refuse files larger than this")
+	f.StringVar(&o.reader.ISOFraming, "iso-framing", "", "ISO 8583 framing: rdw, len2, ascii4, hex or raw (detected when unambiguous)")
+	f.StringVar(&o.reader.ISOSpec, "iso-spec", "", "ISO 8583 spec: spec87ascii, spec87, or a path to a JSON spec")
+	f.StringVar(&o.reader.CSVMap, "map", "", "CSV column mapping: a TOML file or preset:NAME")
+	f.StringVar(&o.reader.FileID, "file-id", "", "CSV file id for line-based keys (default: the file's base name)")
+	return cmd
+}
+
+func runIngest(ctx context.Context, g *globalOptions, o ingestOptions, files []string) error {
+	if o.chunkSize <= 0 || o.maxFileBytes <= 0 {
+		return usagef("--chunk-size and --max-file-bytes must be positive")
+	}
+	d, err := g.open(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer d.Close(ctx)
+	opts := ingest.Options{
+		Tenant: g.tenant, Format: o.format, Source: o.source, DryRun: o.dryRun,
+		ChunkSize: o.chunkSize, MaxFileBytes: o.maxFileBytes, Hasher: g.hasher(),
+		Reader: o.reader, Log: g.log,
+	}
+	var sums []ingest.Summary
+	rejected, attention := 0, 0
+	for _, file := range files {
+		opts.Progress = g.progress(file)
+		s, err := ingest.File(ctx, d.pool, file, opts)
+		g.endProgress()
+		if err != nil && !errors.Is(err, ingest.ErrRejected) {
+			return err // the database or the process failed: stop here
+		}
+		if err != nil {
+			rejected++
+			s.Error = err.Error()
+			g.log.Error("file rejected", slog.String("file", file), slog.String("error", err.Error()))
+		}
+		if s.NeedsAttention() {
+			attention++
+		}
+		sums = append(sums, s)
+	}
+	if err := writeIngestSummaries(g, sums); err != nil {
+		return err
+	}
+	switch {
+	case rejected > 0:
+		return fmt.Errorf("%d of %d file(s) rejected; nothing from them was posted", rejected, len(files))
+	case attention > 0:
+		return fmt.Errorf("%w: %d file(s) have conflicts or quarantined records; see 'clearing runs show RUN'", errNeedsAttention, attention)
+	}
+	return nil
+}
+
+func writeIngestSummaries(g *globalOptions, sums []ingest.Summary) error {
+	rows := output.Rows{Header: []string{"file", "format", "run", "status", "records", "posted",
+		"duplicates", "conflicts", "quarantined", "notices", "skipped"}}
+	for _, s := range sums {
+		run := strconv.FormatInt(s.RunID, 10)
+		if s.RunID == 0 {
+			run = "-"
+		} else if s.Resumed {
+			run += " (resumed)"
+		}
+		rows.Add(s.File, s.Format, run, s.Status, itoa(s.Records), itoa(s.Posted), itoa(s.Duplicates),
+			itoa(s.Conflicts), itoa(s.Quarantined), itoa(s.Notices), itoa(s.Skipped))
+	}
+	if sums == nil {
+		sums = []ingest.Summary{}
+	}
+	return output.Write(g.stdout, g.output, sums, rows)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// progress returns a progress callback that draws on stderr, or nil when
+// stderr is not a terminal: cron output stays clean.
+func (g *globalOptions) progress(file string) func(done, total int64) {
+	f, ok := g.stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) || os.Getenv("CI") != "" {
+		return nil
+	}
+	return func(done, total int64) {
+		fmt.Fprintf(f, "\r%s: %d/%d records (%d%%)", file, done, total, done*100/max(total, 1))
+	}
+}
+
+func (g *globalOptions) endProgress() {
+	if f, ok := g.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) && os.Getenv("CI") == "" {
+		fmt.Fprint(f, "\r\033[K")
+	}
+}

@@ -1,0 +1,327 @@
+// Package ingest runs a file through its life: parse and validate it whole,
+// stage its records, then apply them to the ledger in chunks, each chunk in
+// one transaction with its audit trail and the run's progress. A file that
+// fails validation is rejected before anything is written; a run that is
+// interrupted is resumed by the next ingest of the same bytes.
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/jackc/pgerrcode"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clearing-dev/clearing/formats"
+	"github.com/clearing-dev/clearing/internal/failpoint"
+	"github.com/clearing-dev/clearing/internal/ledger"
+	"github.com/clearing-dev/clearing/internal/pii"
+	"github.com/clearing-dev/clearing/internal/runs"
+	"github.com/clearing-dev/clearing/internal/stage"
+)
+
+// DefaultChunkSize is how many records one transaction applies.
+const DefaultChunkSize = 20_000
+
+// Options control one ingest.
+type Options struct {
+	Tenant string
+	// Format is "ach", "iso8583" or "csv"; empty detects it from the file.
+	Format string
+	// Source names the other side; it scopes the settlement account and
+	// reconciliation. Empty takes the format's default: "ach", "iso8583", or
+	// the CSV mapping's source.
+	Source       string
+	DryRun       bool
+	ChunkSize    int
+	MaxFileBytes int64
+	Hasher       pii.Hasher
+	Reader       ReaderOptions
+	Log          *slog.Logger
+	// Progress, when set, is called after each chunk with the records
+	// applied so far and the total.
+	Progress func(done, total int64)
+}
+
+// Summary is what one file's ingest did. Its JSON form is part of the
+// command line's contract.
+type Summary struct {
+	File        string `json:"file"`
+	Format      string `json:"format"`
+	Source      string `json:"source"`
+	RunID       int64  `json:"run_id"`
+	Status      string `json:"status"` // "done", "dry_run" or "rejected"
+	Records     int64  `json:"records"`
+	Posted      int64  `json:"posted"`
+	Duplicates  int64  `json:"duplicates"`
+	Conflicts   int64  `json:"conflicts"`
+	Quarantined int64  `json:"quarantined"`
+	Notices     int64  `json:"notices"`
+	Skipped     int64  `json:"skipped"`
+	Resumed     bool   `json:"resumed"`
+	Error       string `json:"error,omitempty"`
+}
+
+// NeedsAttention reports whether a person must look at the outcome:
+// conflicts or quarantined records.
+func (s Summary) NeedsAttention() bool { return s.Conflicts > 0 || s.Quarantined > 0 }
+
+// File ingests one file. A rejected file returns a *RejectedError (which
+// matches ErrRejected) with a Summary whose Status is "rejected"; nothing
+// from it was written.
+func File(ctx context.Context, pool *pgxpool.Pool, path string, o Options) (Summary, error) {
+	o = o.withDefaults()
+	sum := Summary{File: path, Format: o.Format, Status: "rejected"}
+	pc, err := pool.Acquire(ctx)
+	if err != nil {
+		return sum, fmt.Errorf("ingest: connect: %w", err)
+	}
+	// The connection carries the temporary stage and the run's lock; it
+	// leaves the pool and is closed afterwards rather than handed to
+	// someone else with either.
+	conn := pc.Hijack()
+	defer conn.Close(context.WithoutCancel(ctx))
+
+	st, err := stageFile(ctx, conn, path, &o)
+	sum.Format, sum.Source = o.Format, o.Source
+	if err != nil {
+		return sum, err
+	}
+	sum.Records, sum.Skipped = st.records, st.skipped
+	if o.DryRun {
+		return dryRun(ctx, conn, st, o, sum)
+	}
+	return apply(ctx, conn, st, o, sum)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Tenant == "" {
+		o.Tenant = "default"
+	}
+	if o.ChunkSize <= 0 {
+		o.ChunkSize = DefaultChunkSize
+	}
+	if o.MaxFileBytes <= 0 {
+		o.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// staged is a file parsed, validated and loaded into the stage.
+type staged struct {
+	stage   *stage.Stage
+	name    string
+	bytes   int64
+	sha256  []byte
+	records int64 // every record read, skipped ones included
+	skipped int64
+}
+
+// stageFile parses the whole file into the stage. Any bad record rejects the
+// file; parsing goes on past the first to report up to maxReportedErrors.
+func stageFile(ctx context.Context, conn *pgx.Conn, path string, o *Options) (*staged, error) {
+	reject := func(errs ...error) error {
+		return &RejectedError{File: path, Errs: errs}
+	}
+	in, err := openInput(path, o.MaxFileBytes)
+	if err != nil {
+		return nil, reject(err)
+	}
+	defer in.Close()
+	rd, err := openReader(in, path, o)
+	if err != nil {
+		return nil, reject(err)
+	}
+	stg, err := stage.New(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	st := &staged{stage: stg, name: filepath.Base(path), bytes: in.size}
+	var firstBad error
+	next := func() (*formats.Record, error) {
+		for {
+			rec, err := rd.Next()
+			if errors.Is(err, io.EOF) {
+				return nil, nil
+			}
+			if err != nil {
+				firstBad = err
+				return nil, err
+			}
+			st.records++
+			if rec.Kind == formats.Skip {
+				st.skipped++
+				continue
+			}
+			if err := checkRecord(&rec); err != nil {
+				firstBad = err
+				return nil, err
+			}
+			return &rec, nil
+		}
+	}
+	if _, err := stg.Load(ctx, next); err != nil {
+		if firstBad == nil {
+			return nil, err // a database error, not the file's fault
+		}
+		return nil, collectErrors(path, rd, firstBad)
+	}
+	if st.sha256, err = in.finish(); err != nil {
+		return nil, reject(err)
+	}
+	return st, nil
+}
+
+// collectErrors keeps reading after the first bad record to list the others.
+func collectErrors(path string, rd formats.Reader, first error) error {
+	rej := &RejectedError{File: path, Errs: []error{first}}
+	var pe *formats.ParseError
+	if !errors.As(first, &pe) {
+		return rej // final: the reader cannot go on
+	}
+	for {
+		rec, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return rej
+		}
+		if err == nil {
+			err = checkRecord(&rec)
+		}
+		if err == nil {
+			continue
+		}
+		if len(rej.Errs) == maxReportedErrors {
+			rej.Truncated = true
+			return rej
+		}
+		rej.Errs = append(rej.Errs, err)
+		if !errors.As(err, &pe) {
+			return rej
+		}
+	}
+}
+
+// apply posts the staged records chunk by chunk under a claimed run.
+func apply(ctx context.Context, conn *pgx.Conn, st *staged, o Options, sum Summary) (Summary, error) {
+	run, resumed, err := runs.Claim(ctx, conn, o.Tenant, runs.Run{
+		Kind: "ingest", Format: o.Format, Source: o.Source, FileName: st.name,
+		FileBytes: st.bytes, FileSHA256: st.sha256, Records: st.records, Skipped: st.skipped,
+	})
+	if err != nil {
+		return sum, err
+	}
+	defer runs.Release(context.WithoutCancel(ctx), conn, run.ID) //nolint:errcheck // the connection closes anyway
+	sum.RunID, sum.Resumed = run.ID, resumed
+	if resumed {
+		o.Log.Info("resuming interrupted run", slog.Int64("run_id", run.ID), slog.Int64("applied", run.Progress),
+			slog.Int64("staged", st.stage.Len()))
+	}
+	b := ledger.Batch{Tenant: o.Tenant, Source: o.Source, RunID: run.ID}
+	n := st.stage.Len()
+	for lo := run.Progress + 1; lo <= n; lo += int64(o.ChunkSize) {
+		hi := min(lo+int64(o.ChunkSize)-1, n)
+		err := retry(ctx, o.Log, func() error {
+			return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+				if err := failpoint.Hit(failpoint.IngestStaged); err != nil {
+					return err
+				}
+				c, err := ledger.Apply(ctx, tx, b, lo, hi)
+				if err != nil {
+					return err
+				}
+				if c.Total() != hi-lo+1 {
+					return fmt.Errorf("ingest: records %d-%d: %d accounted for, want %d", lo, hi, c.Total(), hi-lo+1)
+				}
+				if err := failpoint.Hit(failpoint.IngestInserted); err != nil {
+					return err
+				}
+				return runs.Advance(ctx, tx, o.Tenant, run.ID, hi, c)
+			})
+		})
+		if err != nil {
+			return sum, fmt.Errorf("ingest: %s: records %d-%d: %w (records before %d are applied; run the same command again to resume)", st.name, lo, hi, err, lo)
+		}
+		if o.Progress != nil {
+			o.Progress(hi, n)
+		}
+		if hi < n {
+			if err := failpoint.Hit(failpoint.IngestChunkCommitted); err != nil {
+				return sum, err
+			}
+		}
+	}
+	if err := failpoint.Hit(failpoint.IngestCommitted); err != nil {
+		return sum, err
+	}
+	if err := runs.Finish(ctx, conn, o.Tenant, run.ID); err != nil {
+		return sum, err
+	}
+	final, err := runs.Get(ctx, conn, o.Tenant, run.ID)
+	if err != nil {
+		return sum, err
+	}
+	return fill(sum, final.Counts, "done"), nil
+}
+
+// dryRun applies everything in one transaction and rolls it back, so the
+// counts are exactly what an ingest now would do, and nothing is written.
+func dryRun(ctx context.Context, conn *pgx.Conn, st *staged, o Options, sum Summary) (Summary, error) {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return sum, err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // rolling back is the point
+	run := runs.Run{Kind: "ingest", Format: o.Format, Source: o.Source, FileName: st.name,
+		FileBytes: st.bytes, FileSHA256: st.sha256, Records: st.records, Skipped: st.skipped}
+	if err := runs.Insert(ctx, tx, o.Tenant, &run); err != nil {
+		return sum, err
+	}
+	var total ledger.Counts
+	b := ledger.Batch{Tenant: o.Tenant, Source: o.Source, RunID: run.ID}
+	for lo := int64(1); lo <= st.stage.Len(); lo += int64(o.ChunkSize) {
+		hi := min(lo+int64(o.ChunkSize)-1, st.stage.Len())
+		c, err := ledger.Apply(ctx, tx, b, lo, hi)
+		if err != nil {
+			return sum, err
+		}
+		total.Add(c)
+	}
+	return fill(sum, total, "dry_run"), nil
+}
+
+func fill(s Summary, c ledger.Counts, status string) Summary {
+	s.Status = status
+	s.Posted, s.Notices, s.Duplicates, s.Conflicts, s.Quarantined = c.Posted, c.Notices, c.Duplicates, c.Conflicts, c.Quarantined
+	return s
+}
+
+// retry runs fn again when PostgreSQL aborted it for a deadlock or a
+// serialization failure; the chunk's transaction rolled back whole, so
+// running it again is safe.
+func retry(ctx context.Context, log *slog.Logger, fn func() error) error {
+	const attempts = 5
+	for i := 1; ; i++ {
+		err := fn()
+		var pgErr *pgconn.PgError
+		if err == nil || i == attempts || !errors.As(err, &pgErr) ||
+			(pgErr.Code != pgerrcode.SerializationFailure && pgErr.Code != pgerrcode.DeadlockDetected) {
+			return err
+		}
+		log.Warn("retrying chunk", slog.String("reason", pgErr.Message), slog.Int("attempt", i))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(i*50) * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,284 @@
+// Package ledger is the only code that writes postings, legs, notices and
+// their audit trail. Records staged by package stage are applied in chunks
+// by set-based statements, each chunk in the caller's transaction: INSERT
+// ... ON CONFLICT DO NOTHING on the unique key is the arbiter of what posts,
+// and every record it turns away is written to the audit trail in the same
+// transaction.
+package ledger
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Batch names where staged records go: the tenant, the source whose
+// settlement account they move, and the run that posts them.
+type Batch struct {
+	Tenant string
+	Source string
+	RunID  int64
+}
+
+// Counts tallies what applying records did. Every staged record lands in
+// exactly one of Posted, Notices, Duplicates, Conflicts and Quarantined.
+type Counts struct {
+	Posted      int64
+	Notices     int64
+	Duplicates  int64
+	Conflicts   int64
+	Quarantined int64
+}
+
+// Add accumulates o into c.
+func (c *Counts) Add(o Counts) {
+	c.Posted += o.Posted
+	c.Notices += o.Notices
+	c.Duplicates += o.Duplicates
+	c.Conflicts += o.Conflicts
+	c.Quarantined += o.Quarantined
+}
+
+// Total is the number of records the counts account for.
+func (c Counts) Total() int64 {
+	return c.Posted + c.Notices + c.Duplicates + c.Conflicts + c.Quarantined
+}
+
+// maxLinkDepth bounds the chain return → dishonored → contested.
+const maxLinkDepth = 4
+
+// Apply posts the records lo..hi (inclusive) of the connection's stage
+// (package stage) in tx. Clearing records post
+// first, then returns and reversals by link depth, so that a return finds an
+// original posted earlier in the same chunk. Records that do not post are
+// audited with their verdict. Apply writes nothing outside tx, so the caller
+// commits the chunk, its audit trail and its run progress together, or none
+// of them.
+func Apply(ctx context.Context, tx pgx.Tx, b Batch, lo, hi int64) (Counts, error) {
+	var c Counts
+	if err := tx.QueryRow(ctx, insertClearing, b.Tenant, b.RunID, lo, hi, b.Source).Scan(&c.Posted); err != nil {
+		return c, fmt.Errorf("ledger: post clearing records %d-%d: %w", lo, hi, err)
+	}
+	if err := tx.QueryRow(ctx, insertNotices, b.Tenant, b.RunID, lo, hi, b.Source).Scan(&c.Notices); err != nil {
+		return c, fmt.Errorf("ledger: record notices %d-%d: %w", lo, hi, err)
+	}
+	for depth := 1; depth <= maxLinkDepth; depth++ {
+		if _, err := tx.Exec(ctx, resolveLinks, b.Tenant, lo, hi, depth); err != nil {
+			return c, fmt.Errorf("ledger: find originals %d-%d: %w", lo, hi, err)
+		}
+		var n int64
+		if err := tx.QueryRow(ctx, insertLinked, b.Tenant, b.RunID, lo, hi, b.Source, depth).Scan(&n); err != nil {
+			return c, fmt.Errorf("ledger: post returns and reversals %d-%d: %w", lo, hi, err)
+		}
+		c.Posted += n
+	}
+	for _, q := range []string{auditPostings, auditNotices} {
+		rows, err := tx.Query(ctx, q, b.Tenant, b.RunID, lo, hi)
+		if err != nil {
+			return c, fmt.Errorf("ledger: audit %d-%d: %w", lo, hi, err)
+		}
+		var verdict string
+		var n int64
+		_, err = pgx.ForEachRow(rows, []any{&verdict, &n}, func() error {
+			switch verdict {
+			case "duplicate":
+				c.Duplicates += n
+			case "conflict":
+				c.Conflicts += n
+			default:
+				c.Quarantined += n
+			}
+			return nil
+		})
+		if err != nil {
+			return c, fmt.Errorf("ledger: audit %d-%d: %w", lo, hi, err)
+		}
+	}
+	return c, nil
+}
+
+// insertClearing posts the chunk's clearing records. DISTINCT ON keeps the
+// first of several records sharing a key in the chunk; the audit pass then
+// finds the others colliding with a posting of this same run and quarantines
+// them as in-file duplicates. Rows are inserted in key order so that
+// concurrent ingests of overlapping files wait for each other instead of
+// deadlocking.
+const insertClearing = `
+WITH cand AS (
+    SELECT DISTINCT ON (own_key) *
+      FROM record_stage
+     WHERE seq BETWEEN $3 AND $4 AND kind = 'clearing'
+     ORDER BY own_key, seq
+), ins AS (
+    INSERT INTO postings (tenant_id, posting_key, kind, source, reference, alt_reference, value_date,
+                          amount_minor, currency, direction, account, account_last4, digest,
+                          run_id, record_no, line, detail)
+    SELECT $1, own_key, 'clearing', $5, reference, alt_reference, value_date,
+           amount_minor, currency, direction, coalesce(nullif(account, ''), 'counterparty:' || $5), account_last4, digest,
+           $2, seq, line, detail
+      FROM cand
+     ORDER BY own_key
+    ON CONFLICT (tenant_id, posting_key) DO NOTHING
+    RETURNING id, account, direction, amount_minor, currency, value_date
+), leg AS (
+    INSERT INTO legs (tenant_id, posting_id, leg_no, account, direction, amount_minor, currency, value_date)
+    SELECT $1, ins.id, l.leg_no, l.account, l.direction, ins.amount_minor, ins.currency, ins.value_date
+      FROM ins CROSS JOIN LATERAL (VALUES
+           (1::smallint, ins.account, ins.direction),
+           (2::smallint, 'settlement:' || $5, CASE ins.direction WHEN 'C' THEN 'D' ELSE 'C' END)
+      ) AS l(leg_no, account, direction)
+)
+SELECT count(*) FROM ins`
+
+// insertNotices records the chunk's notices, attached to the posting they
+// are about when exactly one matches their link.
+const insertNotices = `
+WITH cand AS (
+    SELECT DISTINCT ON (own_key) *
+      FROM record_stage
+     WHERE seq BETWEEN $3 AND $4 AND kind = 'notice'
+     ORDER BY own_key, seq
+), ins AS (
+    INSERT INTO notices (tenant_id, notice_key, source, reference, posting_id, value_date, amount_minor,
+                         currency, direction, account, account_last4, digest, run_id, record_no, line, detail)
+    SELECT $1, c.own_key, $5, c.reference, o.id, c.value_date, c.amount_minor,
+           c.currency, c.direction, c.account, c.account_last4, c.digest, $2, c.seq, c.line, c.detail
+      FROM cand c
+      LEFT JOIN LATERAL (
+           SELECT min(p.id) AS id
+             FROM postings p
+            WHERE c.link_reference IS NOT NULL
+              AND p.tenant_id = $1 AND p.kind = 'clearing'
+              AND ((NOT c.link_by_alt AND p.reference = c.link_reference)
+                OR (c.link_by_alt AND p.alt_reference = c.link_reference))
+              AND starts_with(p.posting_key, c.link_prefix)
+           HAVING count(*) = 1
+      ) o ON true
+     ORDER BY c.own_key
+    ON CONFLICT (tenant_id, notice_key) DO NOTHING
+    RETURNING 1
+)
+SELECT count(*) FROM ins`
+
+// resolveLinks finds, for each return or reversal of one link depth, the
+// clearing posting it descends from and the posting it undoes (the derived
+// key without its last segment), and marks the record with an outcome when
+// it must not post: no original, more than one, or an original it does not
+// fit.
+const resolveLinks = `
+UPDATE record_stage s
+   SET posting_key    = CASE WHEN r.n = 1 THEN r.base_key || s.link_suffix END,
+       base_direction = r.base_direction,
+       parent_id      = par.id,
+       outcome = CASE
+           WHEN r.n = 0 THEN 'orphan_return'
+           WHEN r.n > 1 THEN 'ambiguous_original'
+           WHEN par.id IS NULL THEN 'orphan_return'
+           WHEN s.currency <> par.currency OR s.direction <> r.base_direction THEN 'link_mismatch'
+           WHEN s.amount_minor > par.amount_minor OR s.amount_minor <= 0 THEN 'exceeds_original'
+       END
+  FROM (
+       SELECT s2.seq, s2.link_parent_suffix, count(p.id) AS n,
+              min(p.posting_key) AS base_key, min(p.direction) AS base_direction
+         FROM record_stage s2
+         LEFT JOIN postings p
+                ON p.tenant_id = $1 AND p.kind = 'clearing'
+               AND ((NOT s2.link_by_alt AND p.reference = s2.link_reference)
+                 OR (s2.link_by_alt AND p.alt_reference = s2.link_reference))
+               AND starts_with(p.posting_key, s2.link_prefix)
+        WHERE s2.seq BETWEEN $2 AND $3 AND s2.kind IN ('return', 'reversal') AND s2.link_depth = $4
+        GROUP BY s2.seq, s2.link_parent_suffix
+  ) r
+  LEFT JOIN postings par
+         ON r.n = 1 AND par.tenant_id = $1 AND par.posting_key = r.base_key || r.link_parent_suffix
+ WHERE s.seq = r.seq`
+
+// insertLinked posts the resolved returns and reversals of one link depth:
+// the legs of the posting they undo, each in the opposite direction. A
+// partial reversal moves its own amount on every leg, which balances because
+// the postings it can undo have one leg per side.
+const insertLinked = `
+WITH cand AS (
+    SELECT DISTINCT ON (s.posting_key) s.*, par.amount_minor AS parent_amount, par.direction AS parent_direction,
+           par.account AS parent_account
+      FROM record_stage s
+      JOIN postings par ON par.tenant_id = $1 AND par.id = s.parent_id
+     WHERE s.seq BETWEEN $3 AND $4 AND s.kind IN ('return', 'reversal')
+       AND s.link_depth = $6 AND s.outcome IS NULL
+     ORDER BY s.posting_key, s.seq
+), ins AS (
+    INSERT INTO postings (tenant_id, posting_key, kind, source, reference, alt_reference, value_date,
+                          amount_minor, currency, direction, account, account_last4, digest, refers_to,
+                          run_id, record_no, line, detail)
+    SELECT $1, posting_key, kind, $5, reference, alt_reference, value_date,
+           amount_minor, currency, CASE parent_direction WHEN 'C' THEN 'D' ELSE 'C' END,
+           coalesce(nullif(account, ''), parent_account), account_last4, digest, parent_id,
+           $2, seq, line, detail
+      FROM cand
+     ORDER BY posting_key
+    ON CONFLICT (tenant_id, posting_key) DO NOTHING
+    RETURNING id, refers_to, amount_minor, value_date
+), leg AS (
+    INSERT INTO legs (tenant_id, posting_id, leg_no, account, direction, amount_minor, currency, value_date)
+    SELECT $1, ins.id, pl.leg_no, pl.account, CASE pl.direction WHEN 'C' THEN 'D' ELSE 'C' END,
+           ins.amount_minor, pl.currency, ins.value_date
+      FROM ins
+      JOIN legs pl ON pl.tenant_id = $1 AND pl.posting_id = ins.refers_to
+)
+SELECT count(*) FROM ins`
+
+// auditPostings writes an audit event for every staged posting record of
+// the chunk that this run did not post, and counts them by verdict. It runs
+// as its own statement so that its snapshot sees postings that concurrent
+// ingests committed while this chunk's INSERT waited for them.
+const auditPostings = `
+WITH ev AS (
+    INSERT INTO audit_events (tenant_id, record_key, own_key, verdict, needs_attention, run_id, record_no, line,
+                              existing_posting_id, differing_fields, kind, reference, amount_minor, currency,
+                              direction, account, account_last4, value_date, digest,
+                              link_reference, link_prefix, link_suffix, detail)
+    SELECT $1, coalesce(s.posting_key, s.own_key), s.own_key, v.verdict, v.verdict <> 'duplicate', $2, s.seq, s.line,
+           p.id, CASE WHEN v.verdict = 'conflict' THEN clearing_differing_fields(p.amount_minor, p.currency, p.direction,
+                      p.account, p.value_date, s.amount_minor, s.currency,
+                      CASE WHEN s.kind = 'clearing' THEN s.direction ELSE p.direction END,
+                      coalesce(nullif(s.account, ''), p.account), s.value_date) ELSE '{}' END,
+           s.kind, s.reference, s.amount_minor, s.currency, s.direction, s.account, s.account_last4, s.value_date,
+           s.digest, s.link_reference, s.link_prefix, s.link_suffix, s.detail
+      FROM record_stage s
+      LEFT JOIN postings p ON p.tenant_id = $1 AND p.posting_key = s.posting_key
+      CROSS JOIN LATERAL (SELECT CASE
+           WHEN s.outcome IS NOT NULL THEN s.outcome
+           WHEN p.run_id = $2 THEN 'in_file_duplicate'
+           WHEN p.digest = s.digest THEN 'duplicate'
+           ELSE 'conflict' END AS verdict) v
+     WHERE s.seq BETWEEN $3 AND $4 AND s.kind IN ('clearing', 'return', 'reversal')
+       AND (p.run_id = $2 AND p.record_no = s.seq) IS NOT TRUE
+    RETURNING verdict
+)
+SELECT verdict, count(*) FROM ev GROUP BY verdict`
+
+// auditNotices is auditPostings for notices.
+const auditNotices = `
+WITH ev AS (
+    INSERT INTO audit_events (tenant_id, record_key, own_key, verdict, needs_attention, run_id, record_no, line,
+                              existing_notice_id, differing_fields, kind, reference, amount_minor, currency,
+                              direction, account, account_last4, value_date, digest,
+                              link_reference, link_prefix, link_suffix, detail)
+    SELECT $1, s.own_key, s.own_key, v.verdict, v.verdict <> 'duplicate', $2, s.seq, s.line,
+           n.id, CASE WHEN v.verdict = 'conflict' THEN clearing_differing_fields(n.amount_minor, n.currency, n.direction,
+                      n.account, n.value_date, s.amount_minor, s.currency, s.direction, s.account, s.value_date)
+                 ELSE '{}' END,
+           s.kind, s.reference, s.amount_minor, s.currency, s.direction, s.account, s.account_last4, s.value_date,
+           s.digest, s.link_reference, s.link_prefix, s.link_suffix, s.detail
+      FROM record_stage s
+      JOIN notices n ON n.tenant_id = $1 AND n.notice_key = s.own_key
+      CROSS JOIN LATERAL (SELECT CASE
+           WHEN n.run_id = $2 THEN 'in_file_duplicate'
+           WHEN n.digest = s.digest THEN 'duplicate'
+           ELSE 'conflict' END AS verdict) v
+     WHERE s.seq BETWEEN $3 AND $4 AND s.kind = 'notice'
+       AND (n.run_id = $2 AND n.record_no = s.seq) IS NOT TRUE
+    RETURNING verdict
+)
+SELECT verdict, count(*) FROM ev GROUP BY verdict`

@@ -1,0 +1,208 @@
+// Package runs keeps the history of ingests and statement imports: one row
+// per file, its counts, and how far it got. A run is owned by the process
+// holding its PostgreSQL advisory lock; a run left "running" with nobody
+// holding the lock was interrupted, and the next ingest of the same bytes
+// resumes it where its last committed chunk ended.
+package runs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/clearing-dev/clearing/internal/ledger"
+)
+
+// ErrNotFound means no run has the id asked for.
+var ErrNotFound = errors.New("runs: not found")
+
+// lockClass namespaces the advisory locks that mark a run's owner.
+const lockClass = 7411
+
+// Statuses as stored, plus Interrupted, which is derived.
+const (
+	Running     = "running"
+	Done        = "done"
+	Interrupted = "interrupted" // running, but no live process owns it
+)
+
+// Run is one file's ingest or import.
+type Run struct {
+	ID         int64      `json:"run_id"`
+	Kind       string     `json:"kind"`
+	Format     string     `json:"format"`
+	Source     string     `json:"source"`
+	FileName   string     `json:"file"`
+	FileBytes  int64      `json:"file_bytes"`
+	FileSHA256 []byte     `json:"-"`
+	Status     string     `json:"status"`
+	StartedAt  time.Time  `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+	Progress   int64      `json:"progress"`
+	Records    int64      `json:"records"`
+	Skipped    int64      `json:"skipped"`
+	ledger.Counts
+}
+
+// Querier is satisfied by *pgx.Conn, pgx.Tx and *pgxpool.Pool.
+type Querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Claim makes conn the owner of a run for r's file. It resumes the oldest
+// interrupted run of the same tenant, kind, format, source and file bytes
+// when there is one, and otherwise inserts a new run. Either way conn holds
+// the run's advisory lock until Release or until the connection ends, so no
+// other process can resume a run that is still alive.
+func Claim(ctx context.Context, conn *pgx.Conn, tenant string, r Run) (Run, bool, error) {
+	rows, err := conn.Query(ctx, `
+SELECT id FROM runs
+ WHERE tenant_id = $1 AND status = 'running' AND file_sha256 = $2
+   AND kind = $3 AND format = $4 AND source = $5
+ ORDER BY id`, tenant, r.FileSHA256, r.Kind, r.Format, r.Source)
+	if err != nil {
+		return Run{}, false, fmt.Errorf("runs: find interrupted runs: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return Run{}, false, fmt.Errorf("runs: find interrupted runs: %w", err)
+	}
+	for _, id := range ids {
+		var locked bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, $2::int)`, lockClass, lockID(id)).Scan(&locked); err != nil {
+			return Run{}, false, fmt.Errorf("runs: lock run %d: %w", id, err)
+		}
+		if !locked {
+			continue // its owner is alive
+		}
+		got, err := Get(ctx, conn, tenant, id)
+		if err == nil && got.Status == Running {
+			return got, true, nil
+		}
+		// It finished between the query and the lock.
+		if rerr := Release(ctx, conn, id); rerr != nil {
+			return Run{}, false, rerr
+		}
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return Run{}, false, err
+		}
+	}
+	var id int64
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if err := Insert(ctx, tx, tenant, &r); err != nil {
+			return err
+		}
+		id = r.ID
+		// The lock is taken before the row becomes visible to anyone else.
+		_, err := tx.Exec(ctx, `SELECT pg_advisory_lock($1, $2::int)`, lockClass, lockID(id))
+		return err
+	})
+	if err != nil {
+		return Run{}, false, fmt.Errorf("runs: start run: %w", err)
+	}
+	got, err := Get(ctx, conn, tenant, id)
+	return got, false, err
+}
+
+// lockID maps a run id onto the 32-bit advisory lock key space; ids past
+// 2^31 wrap, which only makes two runs billions apart share an owner check.
+func lockID(id int64) int32 { return int32(id & 0x7fffffff) }
+
+// Insert adds r as a new running run and sets r.ID.
+func Insert(ctx context.Context, q Querier, tenant string, r *Run) error {
+	err := q.QueryRow(ctx, `
+INSERT INTO runs (tenant_id, kind, format, source, file_name, file_bytes, file_sha256, records, skipped)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+RETURNING id`, tenant, r.Kind, r.Format, r.Source, r.FileName, r.FileBytes, r.FileSHA256, r.Records, r.Skipped).Scan(&r.ID)
+	if err != nil {
+		return fmt.Errorf("runs: insert: %w", err)
+	}
+	return nil
+}
+
+// Release gives up ownership of run id.
+func Release(ctx context.Context, conn *pgx.Conn, id int64) error {
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1, $2::int)`, lockClass, lockID(id)); err != nil {
+		return fmt.Errorf("runs: release run %d: %w", id, err)
+	}
+	return nil
+}
+
+// Advance records that records up to progress are applied, with the counts
+// they added. It must run in the transaction that applied them.
+func Advance(ctx context.Context, tx pgx.Tx, tenant string, id, progress int64, c ledger.Counts) error {
+	tag, err := tx.Exec(ctx, `
+UPDATE runs SET progress = $3, posted = posted + $4, notices = notices + $5, duplicates = duplicates + $6,
+                conflicts = conflicts + $7, quarantined = quarantined + $8
+ WHERE tenant_id = $1 AND id = $2 AND status = 'running' AND progress < $3`,
+		tenant, id, progress, c.Posted, c.Notices, c.Duplicates, c.Conflicts, c.Quarantined)
+	if err != nil {
+		return fmt.Errorf("runs: advance run %d: %w", id, err)
+	}
+	if tag.RowsAffected() != 1 {
+		return fmt.Errorf("runs: advance run %d to %d: the run is not running or is already past it", id, progress)
+	}
+	return nil
+}
+
+// Finish marks run id done.
+func Finish(ctx context.Context, q Querier, tenant string, id int64) error {
+	_, err := q.Exec(ctx, `UPDATE runs SET status = 'done', finished_at = now() WHERE tenant_id = $1 AND id = $2`, tenant, id)
+	if err != nil {
+		return fmt.Errorf("runs: finish run %d: %w", id, err)
+	}
+	return nil
+}
+
+const selectRun = `
+SELECT id, kind, format, source, file_name, file_bytes, file_sha256,
+       CASE WHEN status = 'running' AND NOT EXISTS (
+                SELECT 1 FROM pg_locks l
+                 WHERE l.locktype = 'advisory' AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                   AND l.classid = 7411 AND l.objid = (id % 2147483648)::oid AND l.objsubid = 2 AND l.granted)
+            THEN 'interrupted' ELSE status END,
+       started_at, finished_at, progress, records, skipped, posted, notices, duplicates, conflicts, quarantined
+  FROM runs`
+
+func scanRun(row pgx.CollectableRow) (Run, error) {
+	var r Run
+	err := row.Scan(&r.ID, &r.Kind, &r.Format, &r.Source, &r.FileName, &r.FileBytes, &r.FileSHA256,
+		&r.Status, &r.StartedAt, &r.FinishedAt, &r.Progress, &r.Records, &r.Skipped,
+		&r.Posted, &r.Notices, &r.Duplicates, &r.Conflicts, &r.Quarantined)
+	return r, err
+}
+
+// Get returns run id.
+func Get(ctx context.Context, q Querier, tenant string, id int64) (Run, error) {
+	rows, err := q.Query(ctx, selectRun+` WHERE tenant_id = $1 AND id = $2`, tenant, id)
+	if err != nil {
+		return Run{}, fmt.Errorf("runs: get %d: %w", id, err)
+	}
+	r, err := pgx.CollectExactlyOneRow(rows, scanRun)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Run{}, fmt.Errorf("%w: run %d", ErrNotFound, id)
+	}
+	if err != nil {
+		return Run{}, fmt.Errorf("runs: get %d: %w", id, err)
+	}
+	return r, nil
+}
+
+// List returns the newest runs first, at most limit of them.
+func List(ctx context.Context, q Querier, tenant string, limit int) ([]Run, error) {
+	rows, err := q.Query(ctx, selectRun+` WHERE tenant_id = $1 ORDER BY id DESC LIMIT $2`, tenant, limit)
+	if err != nil {
+		return nil, fmt.Errorf("runs: list: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, scanRun)
+	if err != nil {
+		return nil, fmt.Errorf("runs: list: %w", err)
+	}
+	return out, nil
+}
