@@ -1,0 +1,154 @@
+package ach
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	moov "github.com/moov-io/ach"
+)
+
+// hashModulus keeps the ten least significant digits of an entry hash.
+const hashModulus = 10_000_000_000
+
+// fileState is what the reader keeps of the file as a whole.
+type fileState struct {
+	header      bool
+	headerLine  int64
+	created     time.Time // the file creation date
+	control     bool
+	controlLine int64
+	adv         bool // the file holds ADV batches (decided by its first batch)
+	kindKnown   bool
+	lastBatch   int64
+	totals      totals
+	batches     int64
+}
+
+// totals are the control totals of a batch or a file, as counted from the
+// records themselves.
+type totals struct {
+	count  int64 // entry and addenda records
+	hash   int64 // sum of the 8-digit RDFI routing prefixes
+	debit  int64
+	credit int64
+}
+
+func (t *totals) add(o totals) {
+	t.count += o.count
+	t.hash += o.hash
+	t.debit += o.debit
+	t.credit += o.credit
+}
+
+// mismatch collects the fields in which a control record differs from what
+// the reader counted, for one error message.
+type mismatch struct {
+	field string
+	parts []string
+}
+
+func (m *mismatch) check(field string, control, counted int64) {
+	if control == counted {
+		return
+	}
+	if m.field == "" {
+		m.field = field
+	}
+	m.parts = append(m.parts, fmt.Sprintf("%s is %d but should be %d", field, control, counted))
+}
+
+func (m *mismatch) checkString(field, control, header string) {
+	if control == header {
+		return
+	}
+	if m.field == "" {
+		m.field = field
+	}
+	m.parts = append(m.parts, fmt.Sprintf("%s is %q but the header has %q", field, control, header))
+}
+
+func (m *mismatch) String() string { return strings.Join(m.parts, "; ") }
+
+// fileHeader reads the file header record.
+func (r *Reader) fileHeader(rc *record) {
+	p := pos{rc.line, rc.off}
+	if r.file.header {
+		r.fail(p, "", ErrStructure, "a second file header (the first is on line %d)", r.file.headerLine)
+		return
+	}
+	r.file.header, r.file.headerLine = true, rc.line
+	fh := moov.NewFileHeader()
+	fh.Parse(rc.text)
+	if err := fh.Validate(); err != nil {
+		r.failMoov(p, err)
+		return
+	}
+	created, ok := parseDate(rc.field(23, 29))
+	if !ok {
+		r.fail(p, "FileCreationDate", ErrField, "FileCreationDate %q is not a date", rc.field(23, 29))
+		return
+	}
+	r.file.created = created
+}
+
+// fileControl reads the file control record and compares it with the
+// batches read.
+func (r *Reader) fileControl(rc *record) {
+	p := pos{rc.line, rc.off}
+	if r.inBatch {
+		r.completeEntry()
+		r.fail(p, "", ErrStructure, "file control before the batch control of the batch of line %d", r.batch.line)
+		r.inBatch = false
+	}
+	r.file.control, r.file.controlLine = true, rc.line
+	debitTo, creditTo := 43, 55
+	var err error
+	if r.file.adv {
+		debitTo, creditTo = 51, 71
+		fc := moov.NewADVFileControl()
+		fc.Parse(rc.text)
+		err = fc.Validate()
+	} else {
+		fc := moov.NewFileControl()
+		fc.Parse(rc.text)
+		err = fc.Validate()
+	}
+	if err != nil {
+		r.failMoov(p, err)
+		return
+	}
+	var c struct{ batches, count, hash, debit, credit int64 }
+	fields := []struct {
+		name     string
+		from, to int
+		dst      *int64
+	}{
+		{"BatchCount", 1, 7, &c.batches},
+		{"EntryAddendaCount", 13, 21, &c.count},
+		{"EntryHash", 21, 31, &c.hash},
+		{"TotalDebitEntryDollarAmountInFile", 31, debitTo, &c.debit},
+		{"TotalCreditEntryDollarAmountInFile", debitTo, creditTo, &c.credit},
+	}
+	for _, f := range fields {
+		v, ok := number(rc.field(f.from, f.to))
+		if !ok {
+			r.fail(p, f.name, ErrField, "%s %q is not a number", f.name, rc.field(f.from, f.to))
+			return
+		}
+		*f.dst = v
+	}
+	if r.errs > 0 {
+		return // the counts of a file with bad records prove nothing more
+	}
+	var m mismatch
+	t := r.file.totals
+	m.check("BatchCount", c.batches, r.file.batches)
+	m.check("EntryAddendaCount", c.count, t.count)
+	m.check("EntryHash", c.hash, t.hash%hashModulus)
+	m.check("TotalDebitEntryDollarAmountInFile", c.debit, t.debit)
+	m.check("TotalCreditEntryDollarAmountInFile", c.credit, t.credit)
+	if len(m.parts) > 0 {
+		r.fail(p, m.field, ErrControl, "file control: %s", m.String())
+	}
+}
