@@ -101,6 +101,11 @@ type Record struct {
 	Link *Link
 	// LineType is set by formats that feed statement import.
 	LineType LineType
+	// Repeat marks a record that declares itself a retransmission of an
+	// earlier message with the same key, such as an ISO 8583 0201 or 0401.
+	// Arriving in the same file as its original, it is a duplicate, not an
+	// in-file duplicate for an operator. It never enters the digest.
+	Repeat bool
 	// Line is the 1-based line (or, for binary formats, message index) of
 	// the record's first byte; Offset is the byte offset of that byte.
 	Line   int64
