@@ -7,7 +7,9 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
 	"strings"
+	"sync"
 )
 
 // DevelopmentKey is the key used when CLEARING_PII_KEY is not set. It makes
@@ -16,9 +18,13 @@ import (
 const DevelopmentKey = "clearing-development-key-do-not-use-in-production"
 
 // Hasher computes keyed account references. The zero value is not usable;
-// build one with New.
+// build one with New. A Hasher may be copied and used from several
+// goroutines at once.
 type Hasher struct {
 	key []byte
+	// macs reuses HMAC states: building one per call (two SHA-256 blocks of
+	// key schedule) was a third of the time it takes to read an ACH file.
+	macs *sync.Pool
 }
 
 // New returns a Hasher for the given secret. An empty secret selects
@@ -27,8 +33,13 @@ func New(secret string) Hasher {
 	if secret == "" {
 		secret = DevelopmentKey
 	}
-	return Hasher{key: []byte(secret)}
+	key := []byte(secret)
+	return Hasher{key: key, macs: &sync.Pool{New: func() any { return hmac.New(sha256.New, key) }}}
 }
+
+// IsZero reports whether h is the zero Hasher, which has no key. Readers
+// refuse it rather than hash account numbers with nothing.
+func (h Hasher) IsZero() bool { return h.macs == nil }
 
 // Account is what the ledger stores of a customer account or card: an opaque,
 // stable identifier and the last four characters of the clear value.
@@ -43,11 +54,22 @@ type Account struct {
 // not significant.
 func (h Hasher) Account(scope, number string) Account {
 	number = strings.TrimSpace(number)
-	mac := hmac.New(sha256.New, h.key)
+	var mac hash.Hash
+	if h.macs == nil {
+		mac = hmac.New(sha256.New, h.key) // the zero Hasher: answers, but IsZero tells it apart
+	} else {
+		mac = h.macs.Get().(hash.Hash)
+		mac.Reset()
+	}
 	mac.Write([]byte(strings.TrimSpace(scope)))
 	mac.Write([]byte{'|'})
 	mac.Write([]byte(number))
-	return Account{ID: "cust:" + hex.EncodeToString(mac.Sum(nil)[:16]), Last4: Last4(number)}
+	var sum [sha256.Size]byte
+	mac.Sum(sum[:0])
+	if h.macs != nil {
+		h.macs.Put(mac)
+	}
+	return Account{ID: "cust:" + hex.EncodeToString(sum[:16]), Last4: Last4(number)}
 }
 
 // Last4 returns the last four characters of s, or all of s when it is

@@ -32,3 +32,31 @@ func TestMask(t *testing.T) {
 		}
 	}
 }
+
+func TestAccountIsStableAcrossReuseAndGoroutines(t *testing.T) {
+	h := New("k")
+	want := h.Account("s", "123456789")
+	done := make(chan Account, 8)
+	for range 8 {
+		go func() {
+			var a Account
+			for range 100 {
+				a = h.Account("s", "123456789")
+				h.Account("other", "987654321")
+			}
+			done <- a
+		}()
+	}
+	for range 8 {
+		if got := <-done; got != want {
+			t.Fatalf("concurrent Account = %+v, want %+v", got, want)
+		}
+	}
+}
+
+func BenchmarkAccount(b *testing.B) {
+	h := New("k")
+	for b.Loop() {
+		h.Account("011000015", "12345678901")
+	}
+}
