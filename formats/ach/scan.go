@@ -162,7 +162,10 @@ func (s *scanner) slow() (chunk, error) {
 			return chunk{}, &formats.ParseError{Line: s.line, Offset: c.off,
 				Err: fmt.Errorf("%w: %w: line longer than %d bytes", formats.ErrTooLarge, errLineTooLong, s.maxLine)}
 		}
-		if (b < 0x20 || b == 0x7f) && c.bad < 0 {
+		// NACHA records are ASCII. A byte outside printable ASCII, even in
+		// well-formed UTF-8, means the file is not what it claims to be, or
+		// went through a conversion that may have moved more than names.
+		if (b < 0x20 || b >= 0x7f) && c.bad < 0 {
 			c.bad = s.off
 		}
 		if !isContinuation(b) {
