@@ -20,6 +20,7 @@ const (
 	Table = "table"
 	JSON  = "json"
 	CSV   = "csv"
+	HTML  = "html" // reconciliation reports only
 )
 
 // ErrFormat means an output format this command does not offer.
@@ -28,10 +29,10 @@ var ErrFormat = errors.New("output: unsupported format")
 // Check returns an error unless f is one of the formats.
 func Check(f string) error {
 	switch f {
-	case Table, JSON, CSV:
+	case Table, JSON, CSV, HTML:
 		return nil
 	}
-	return fmt.Errorf("%w %q: use table, json or csv", ErrFormat, f)
+	return fmt.Errorf("%w %q: use table, json or csv (or html for reports)", ErrFormat, f)
 }
 
 // Rows is tabular data: a header and rows of cells of the same width.
@@ -93,12 +94,31 @@ func safeCells(cells []string) []string {
 	return out
 }
 
-// SafeCell neutralises one CSV cell against formula injection.
+// SafeCell neutralises one CSV cell against formula injection. A plain
+// decimal number ("-50", "-0.50") is left alone: a spreadsheet reads it as
+// a number, which can hide no formula, and quoting it would turn every
+// negative amount into text that no column sum counts.
 func SafeCell(c string) string {
-	if c != "" && strings.ContainsRune("=+-@\t\r", rune(c[0])) {
+	if c != "" && strings.ContainsRune("=+-@\t\r", rune(c[0])) && !plainNumber(c) {
 		return "'" + c
 	}
 	return c
+}
+
+// plainNumber reports whether s is an optional minus sign, digits, and at
+// most one decimal point between digits.
+func plainNumber(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	intPart, frac, hasDot := strings.Cut(s, ".")
+	digits := func(d string) bool {
+		for i := 0; i < len(d); i++ {
+			if d[i] < '0' || d[i] > '9' {
+				return false
+			}
+		}
+		return d != ""
+	}
+	return digits(intPart) && (!hasDot || digits(frac))
 }
 
 // WriteJSON writes v as indented JSON followed by a newline.
@@ -117,6 +137,8 @@ func Write(w io.Writer, f string, v any, r Rows) error {
 		return WriteCSV(w, r)
 	case Table, "":
 		return WriteTable(w, r)
+	case HTML:
+		return fmt.Errorf("%w: html is only for reconciliation reports ('clearing report', 'clearing reconcile')", ErrFormat)
 	}
 	return Check(f)
 }

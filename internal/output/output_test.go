@@ -12,10 +12,12 @@ func TestCSVNeutralisesFormulas(t *testing.T) {
 	r.Add("=HYPERLINK(\"x\")", "-50")
 	r.Add("+1", "@SUM(A1)")
 	r.Add("plain", "12.50")
+	r.Add("-0.50", "-1+2")
+	r.Add("-2+3+cmd|' /C calc'!A0", "-.5")
 	if err := WriteCSV(&b, r); err != nil {
 		t.Fatal(err)
 	}
-	want := "a,b\n'=HYPERLINK(\"\"x\"\"),'-50\n'+1,'@SUM(A1)\nplain,12.50\n"
+	want := "a,b\n'=HYPERLINK(\"\"x\"\"),-50\n'+1,'@SUM(A1)\nplain,12.50\n-0.50,'-1+2\n'-2+3+cmd|' /C calc'!A0,'-.5\n"
 	// encoding/csv quotes the cell holding quotes.
 	want = strings.Replace(want, `'=HYPERLINK(""x"")`, `"'=HYPERLINK(""x"")"`, 1)
 	if b.String() != want {

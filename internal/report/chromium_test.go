@@ -1,0 +1,121 @@
+package report
+
+import (
+	"context"
+	"html"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// findChromium returns the browser's path. Without one the test is
+// skipped, except under CI=true, where the page must be proven in a real
+// browser and a missing one fails.
+func findChromium(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return "/usr/bin/chromium"
+	}
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is required under CI=true (Debian: apt-get install chromium)")
+	}
+	t.Skip("chromium not found at /usr/bin/chromium or on PATH; install it (Debian: apt-get install chromium) to run this test")
+	return ""
+}
+
+// dumpDOM opens the page in headless Chromium and returns the document as
+// the browser parsed it. --dump-dom is used rather than printing to PDF and
+// extracting the text: the DOM shows whether markup in the data became an
+// element, which text extracted from a PDF cannot tell, and it needs no
+// other package.
+func dumpDOM(t *testing.T, browser, page string) string {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu",
+		"--disable-dev-shm-usage", "--no-first-run", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--user-data-dir="+filepath.Join(dir, "profile"),
+		"--dump-dom", "file://"+path)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil || len(out) == 0 {
+		t.Fatalf("chromium: %v\n%s", err, stderr.String())
+	}
+	return string(out)
+}
+
+var (
+	styleElement = regexp.MustCompile(`(?s)<style>.*?</style>`)
+	anyTag       = regexp.MustCompile(`<[^>]*>`)
+	spaces       = regexp.MustCompile(`\s+`)
+)
+
+// pageText is the text a reader sees: the DOM without its style sheet and
+// tags, entities decoded, runs of white space made one space.
+func pageText(dom string) string {
+	s := anyTag.ReplaceAllString(styleElement.ReplaceAllString(dom, " "), " ")
+	return strings.TrimSpace(spaces.ReplaceAllString(html.UnescapeString(s), " "))
+}
+
+func TestHTMLInChromium(t *testing.T) {
+	browser := findChromium(t)
+	cases := []struct {
+		name string
+		r    *Report
+		want []string
+	}{
+		{"full", fullReport(), []string{
+			"UNEXPLAINED DIFFERENCE: 1.00 USD. Every discrepancy must be classified; this report does not balance. Reconciliation run 42",
+			"Ledger total 50000.00 USD Statement total 50926.99 USD Ledger minus statement -926.99 USD",
+			"missing_in_ledger -1245.50 USD 2",
+			"UNEXPLAINED DIFFERENCE IN USD: 1.00 USD",
+			"UNEXPLAINED: DOES NOT BALANCE 1.00 USD",
+			"Ledger total 20000 JPY Statement total 11000 JPY Ledger minus statement 9000 JPY",
+			"Unexplained (balances) 0 JPY",
+			"missing_in_ledger 2 breaks, 1245.50 USD",
+			"missing_in_statement 1 break, 5000 JPY",
+			"missing_in_ledger: 2 breaks", "missing_in_statement: 2 breaks", "amount_mismatch: 2 breaks",
+			"currency_mismatch: 1 break", "date_out_of_window: 1 break", "duplicate_in_statement: 1 break",
+			"unbooked_fee: 1 break", "settlement_total_mismatch: 1 break",
+			"The statement has a credit of 1200.00 USD that the ledger does not have.",
+			`Statement says: <script>alert("paid")</script> 120.00 USD against a posting of 125.00 USD.`,
+			`acme-2026-11\x1b[2J.bai2`,
+			"Class Items in_transit 2 returned 1 corrected 1 matched 1",
+		}},
+		{"empty", emptyReport(), []string{
+			"Reconciliation run 44", "No currencies compared.", "Breaks by class and amount No breaks.", "Breaks No breaks.",
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dom := dumpDOM(t, browser, render(t, HTML, tc.r))
+			// The hostile explanation must arrive as text: a <script
+			// anywhere in the parsed document is an element.
+			if strings.Contains(strings.ToLower(dom), "<script") {
+				t.Fatalf("the parsed page has a script element:\n%s", dom)
+			}
+			text := pageText(dom)
+			for _, w := range tc.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("the page text lacks %q", w)
+				}
+			}
+			if t.Failed() {
+				t.Logf("page text:\n%s", text)
+			}
+		})
+	}
+}

@@ -1,0 +1,263 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/clearing-dev/clearing/internal/money"
+	"github.com/clearing-dev/clearing/internal/output"
+)
+
+// HTML is the format of the self-contained page. The other formats are
+// output.Table, output.CSV and output.JSON.
+const HTML = "html"
+
+// MaxListedBreaks is the most breaks that the table and the HTML page list
+// one by one. Beyond it a listing stops helping a reader and only slows the
+// terminal, the mail or the printer; the page says how many it left out,
+// and the CSV and JSON forms always carry every discrepancy.
+const MaxListedBreaks = 5000
+
+// maxTextRunes bounds one displayed text (an explanation, a key, a file
+// name) in the table and the page. These texts can come from the other
+// side's files, and a megabyte-long "explanation" must not bury the report.
+const maxTextRunes = 300
+
+// Check returns nil when format is one that Write offers, and otherwise an
+// error wrapping output.ErrFormat, so that a command can refuse a bad -o
+// before it does any work.
+func Check(format string) error {
+	switch format {
+	case output.Table, output.CSV, output.JSON, HTML:
+		return nil
+	}
+	return fmt.Errorf("%w %q: use table, csv, json or html", output.ErrFormat, format)
+}
+
+// Write renders r in format: "table", "csv", "json" or "html". It validates
+// r first (see Report.Validate) and writes nothing when r is invalid, so a
+// report that contradicts itself is never shown as if it were sound.
+func Write(w io.Writer, format string, r *Report) error {
+	if err := Check(format); err != nil {
+		return err
+	}
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var err error
+	switch format {
+	case output.Table:
+		err = writeTable(bw, r)
+	case output.CSV:
+		err = writeCSV(bw, r)
+	case output.JSON:
+		err = writeJSON(bw, r)
+	case HTML:
+		err = writeHTML(bw, r)
+	}
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// amount shows signed minor units in major units with the currency code
+// ("-12.50 USD"). An unknown code is shown in minor units, saying so,
+// rather than with a guessed exponent; the code is then the document's own
+// text, so it is made printable.
+func amount(minor int64, code string) string {
+	return printable(money.FormatCode(minor, code))
+}
+
+// printable makes a text safe to show to a person: control characters,
+// Unicode format characters (bidirectional overrides, zero-width spaces)
+// and line or paragraph separators are shown as Go escapes, invalid UTF-8
+// bytes as \x escapes, and the text is cut after maxTextRunes runes. A key
+// that hides a zero-width space, or an explanation that carries a terminal
+// escape sequence or reverses the text around it, is then visible as what
+// it is instead of acting on the reader's screen.
+func printable(s string) string {
+	if isPlain(s) {
+		return s
+	}
+	var b strings.Builder
+	for i, n := 0, 0; i < len(s); n++ {
+		if n == maxTextRunes {
+			fmt.Fprintf(&b, "...[%d more bytes]", len(s)-i)
+			break
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp):
+			q := strconv.QuoteRuneToASCII(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// isPlain reports whether s is short printable ASCII, the common case,
+// which printable returns unchanged without allocating.
+func isPlain(s string) bool {
+	if len(s) > maxTextRunes {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// breakGroup is the breaks of one class that a listing shows: Total is how
+// many there are, Listed the indexes into Report.Discrepancies of those
+// shown, in document order.
+type breakGroup struct {
+	Class  Class
+	Total  int
+	Listed []int
+}
+
+// listBreaks groups the breaks by class, in class order, and chooses at
+// most limit of them to list. The limit is shared fairly: every class with
+// a break lists some, and a class with fewer breaks than its share gives
+// the rest to the others. A global cut in class order would instead let
+// one flooded class hide every break of the classes after it. It also
+// returns how many breaks are left out.
+func listBreaks(r *Report, limit int) ([]breakGroup, int) {
+	totals := make([]int, len(classTable))
+	for i := range r.Discrepancies {
+		if d := &r.Discrepancies[i]; d.Break {
+			totals[classIndex[d.Class]]++
+		}
+	}
+	allot := share(totals, limit)
+	groups := make([]breakGroup, len(classTable))
+	for i := range r.Discrepancies {
+		d := &r.Discrepancies[i]
+		if !d.Break {
+			continue
+		}
+		ci := classIndex[d.Class]
+		if g := &groups[ci]; len(g.Listed) < allot[ci] {
+			g.Listed = append(g.Listed, i)
+		}
+	}
+	var out []breakGroup
+	omitted := 0
+	for ci, t := range totals {
+		if t == 0 {
+			continue
+		}
+		g := groups[ci]
+		g.Class, g.Total = classTable[ci], t
+		omitted += t - len(g.Listed)
+		out = append(out, g)
+	}
+	return out, omitted
+}
+
+// share divides limit among the classes by water-filling: classes are
+// served from the smallest total up, each taking at most an equal share of
+// what is left, rounded up. The result never exceeds a class's total, sums
+// to at most limit, and reaches limit whenever the totals do.
+func share(totals []int, limit int) []int {
+	order := make([]int, 0, len(totals))
+	for i, t := range totals {
+		if t > 0 {
+			order = append(order, i)
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return totals[order[a]] < totals[order[b]] })
+	allot := make([]int, len(totals))
+	left := limit
+	for k, ci := range order {
+		n := len(order) - k
+		fair := (left + n - 1) / n
+		allot[ci] = min(totals[ci], fair)
+		left -= allot[ci]
+	}
+	return allot
+}
+
+// explainedCounts counts the discrepancies that are not breaks, per class
+// in class order, for the one-line summary that stands in for their list.
+func explainedCounts(r *Report) []ClassTotal {
+	counts := make([]int64, len(classTable))
+	for i := range r.Discrepancies {
+		if d := &r.Discrepancies[i]; !d.Break {
+			counts[classIndex[d.Class]]++
+		}
+	}
+	var out []ClassTotal
+	for ci, n := range counts {
+		if n > 0 {
+			out = append(out, ClassTotal{Class: classTable[ci].Code, Count: n})
+		}
+	}
+	return out
+}
+
+// bridgeLines returns a bridge's class lines that have a non-zero amount or
+// count, in class order, whatever order the document holds them in.
+func bridgeLines(b *Bridge) []ClassTotal {
+	var out []ClassTotal
+	for _, d := range b.Differences {
+		if d.Amount != 0 || d.Count != 0 {
+			out = append(out, d)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return classIndex[out[i].Class] < classIndex[out[j].Class] })
+	return out
+}
+
+// unexplainedBanner is the loud line that opens the table and the page when
+// a bridge does not balance, naming every unexplained amount.
+func unexplainedBanner(r *Report) string {
+	var parts []string
+	for _, b := range r.Bridge {
+		if b.Unexplained != 0 {
+			parts = append(parts, amount(b.Unexplained, b.Currency))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "UNEXPLAINED DIFFERENCE: " + strings.Join(parts, ", ") +
+		". Every discrepancy must be classified; this report does not balance."
+}
+
+// period shows the compared dates.
+func period(r *Report) string {
+	return orNone(r.From) + " to " + orNone(r.To)
+}
+
+// orNone shows an empty text as "(none)" so that a reader can tell an
+// absent value from a layout gap.
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return printable(s)
+}
+
+// plural returns "1 break" or "2 breaks".
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatInt(n, 10) + " " + noun + "s"
+}

@@ -1,0 +1,89 @@
+// Package report holds a stored reconciliation as a document, and renders it
+// as a table, CSV, JSON or a self-contained HTML page. The JSON form is a
+// documented contract (docs/report.md); the other forms show the same facts.
+package report
+
+import "time"
+
+// Report is one reconciliation run: what was compared, how the totals
+// bridge, and every discrepancy with its evidence.
+type Report struct {
+	RunID     int64  `json:"run_id"`
+	Tenant    string `json:"tenant"`
+	Source    string `json:"source"`
+	From      string `json:"from"` // first value date compared, YYYY-MM-DD
+	To        string `json:"to"`   // last value date compared
+	Window    int    `json:"window_days"`
+	Tolerance int64  `json:"tolerance_minor"`
+	// StatementLastDate is the latest value date on the statement; ledger
+	// postings after it are in transit, not breaks. Empty when the
+	// statement has no lines in the period.
+	StatementLastDate string    `json:"statement_last_date"`
+	CreatedAt         time.Time `json:"created_at"`
+	// Counts of ledger postings and statement lines compared, and how many
+	// of each ended matched.
+	LedgerItems      int64 `json:"ledger_items"`
+	StatementLines   int64 `json:"statement_lines"`
+	MatchedLedger    int64 `json:"matched_ledger"`
+	MatchedStatement int64 `json:"matched_statement"`
+	// Classes counts items per class, "matched" included, in a fixed order.
+	Classes       []ClassCount  `json:"classes"`
+	Bridge        []Bridge      `json:"bridge"`
+	Discrepancies []Discrepancy `json:"discrepancies"`
+}
+
+// ClassCount is how many items ended in one class, and their difference.
+type ClassCount struct {
+	Class          string `json:"class"`
+	LedgerItems    int64  `json:"ledger_items"`
+	StatementLines int64  `json:"statement_lines"`
+	// Breaks says whether the class needs a person (in_transit, matched,
+	// returned and corrected do not).
+	Break bool `json:"break"`
+}
+
+// Bridge reconciles the two totals in one currency: LedgerTotal minus
+// StatementTotal equals the sum of Differences plus Unexplained, and
+// Unexplained is zero whenever every difference is classified. Amounts are
+// signed minor units: a credit to the counterparty is positive.
+type Bridge struct {
+	Currency       string       `json:"currency"`
+	LedgerTotal    int64        `json:"ledger_total"`
+	StatementTotal int64        `json:"statement_total"`
+	Differences    []ClassTotal `json:"differences"`
+	Unexplained    int64        `json:"unexplained"`
+}
+
+// ClassTotal is the sum of one class's differences in one currency.
+type ClassTotal struct {
+	Class  string `json:"class"`
+	Amount int64  `json:"amount"`
+	Count  int64  `json:"count"`
+}
+
+// Discrepancy is one break (or one explained difference) with the evidence
+// from both sides. Difference is ledger minus statement, in signed minor
+// units of Currency.
+type Discrepancy struct {
+	Class         string `json:"class"`
+	Reason        string `json:"reason"`
+	Explanation   string `json:"explanation"`
+	Reference     string `json:"reference"`
+	Currency      string `json:"currency"`
+	Ledger        *Side  `json:"ledger"`
+	Statement     *Side  `json:"statement"`
+	Difference    int64  `json:"difference"`
+	CorrectionKey string `json:"correction_key"`
+	Break         bool   `json:"break"`
+}
+
+// Side is one side's evidence.
+type Side struct {
+	Key       string `json:"key"`
+	Kind      string `json:"kind"` // posting kind, or statement line type
+	File      string `json:"file"`
+	Line      int64  `json:"line"`
+	Amount    int64  `json:"amount"` // signed minor units
+	Currency  string `json:"currency"`
+	ValueDate string `json:"value_date"`
+}

@@ -1,0 +1,125 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/clearing-dev/clearing/internal/output"
+)
+
+func TestValidate(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(r *Report)
+		want   error
+	}{
+		{"full report is valid", func(*Report) {}, nil},
+		{"unknown class in the counts", func(r *Report) { r.Classes[0].Class = "mystery" }, ErrInvalid},
+		{"unknown class in a discrepancy", func(r *Report) { r.Discrepancies[4].Class = "Missing_In_Ledger" }, ErrInvalid},
+		{"unknown class in a bridge", func(r *Report) { r.Bridge[0].Differences[0].Class = "" }, ErrInvalid},
+		{"break hidden as explained", func(r *Report) { r.Discrepancies[4].Break = false }, ErrInvalid},
+		{"explained flagged as break", func(r *Report) { r.Discrepancies[0].Break = true }, ErrInvalid},
+		{"class count flag disagrees", func(r *Report) { r.Classes[5].Break = false }, ErrInvalid},
+		{"currency bridged twice", func(r *Report) { r.Bridge = append(r.Bridge, r.Bridge[0]) }, ErrInvalid},
+		{"class twice in a bridge", func(r *Report) {
+			b := &r.Bridge[1]
+			b.Differences = append(b.Differences, ClassTotal{Class: b.Differences[0].Class})
+		}, ErrInvalid},
+		{"bridge off by one minor unit", func(r *Report) { r.Bridge[1].Unexplained++ }, ErrUnbalanced},
+		{"statement total changed alone", func(r *Report) { r.Bridge[0].StatementTotal -= 100 }, ErrUnbalanced},
+		{"difference sum overflows", func(r *Report) {
+			r.Bridge[0].Differences[0].Amount = math.MaxInt64
+			r.Bridge[0].Differences[1].Amount = math.MaxInt64
+		}, ErrRange},
+		{"totals overflow", func(r *Report) {
+			r.Bridge[0].LedgerTotal, r.Bridge[0].StatementTotal = math.MaxInt64, math.MinInt64
+		}, ErrRange},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := fullReport()
+			tc.change(r)
+			err := r.Validate()
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Fatalf("Validate() = %v, want %v", err, tc.want)
+			}
+			if tc.want == nil {
+				return
+			}
+			// Write must refuse the same report without writing a byte.
+			for _, f := range formats {
+				var b bytes.Buffer
+				if err := Write(&b, f.format, r); !errors.Is(err, tc.want) || b.Len() != 0 {
+					t.Errorf("Write(%s) = %v with %d bytes, want %v and nothing written", f.format, err, b.Len(), tc.want)
+				}
+			}
+		})
+	}
+}
+
+func TestValidateNil(t *testing.T) {
+	var r *Report
+	if err := r.Validate(); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Validate(nil) = %v, want ErrInvalid", err)
+	}
+}
+
+func TestWriteRefusesUnknownFormat(t *testing.T) {
+	for _, f := range []string{"", "HTML", "pdf", "tsv", "json "} {
+		t.Run(f, func(t *testing.T) {
+			var b bytes.Buffer
+			err := Write(&b, f, fullReport())
+			if !errors.Is(err, output.ErrFormat) || b.Len() != 0 {
+				t.Fatalf("Write(%q) = %v with %d bytes, want output.ErrFormat and nothing written", f, err, b.Len())
+			}
+			if !errors.Is(Check(f), output.ErrFormat) {
+				t.Fatalf("Check(%q) accepted it", f)
+			}
+		})
+	}
+	for _, f := range formats {
+		if err := Check(f.format); err != nil {
+			t.Errorf("Check(%q) = %v", f.format, err)
+		}
+	}
+}
+
+func TestNeedsPerson(t *testing.T) {
+	cases := []struct {
+		name             string
+		r                *Report
+		balanced, attend bool
+	}{
+		{"unexplained and breaks", fullReport(), false, true},
+		{"balanced with breaks", balancedReport(), true, true},
+		{"empty", emptyReport(), true, false},
+		{"only explained differences", func() *Report {
+			r := balancedReport()
+			var keep []Discrepancy
+			for _, d := range r.Discrepancies {
+				if !d.Break {
+					keep = append(keep, d)
+				}
+			}
+			r.Discrepancies = keep
+			for i := range r.Classes {
+				if r.Classes[i].Break {
+					r.Classes[i].LedgerItems, r.Classes[i].StatementLines = 0, 0
+				}
+			}
+			return r
+		}(), true, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.r.Balanced(); got != tc.balanced {
+				t.Errorf("Balanced() = %t, want %t", got, tc.balanced)
+			}
+			if got := tc.r.NeedsPerson(); got != tc.attend {
+				t.Errorf("NeedsPerson() = %t, want %t", got, tc.attend)
+			}
+		})
+	}
+}
