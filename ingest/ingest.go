@@ -9,9 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgerrcode"
@@ -19,8 +17,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/clearing-dev/clearing/formats"
+	"github.com/clearing-dev/clearing/formats/registry"
 	"github.com/clearing-dev/clearing/internal/failpoint"
+	"github.com/clearing-dev/clearing/internal/infile"
 	"github.com/clearing-dev/clearing/internal/ledger"
 	"github.com/clearing-dev/clearing/internal/pii"
 	"github.com/clearing-dev/clearing/internal/runs"
@@ -29,6 +28,10 @@ import (
 
 // DefaultChunkSize is how many records one transaction applies.
 const DefaultChunkSize = 20_000
+
+// Formats lists the formats ingest reads. BAI2 is a bank statement: it is
+// imported with 'clearing statement import', never posted.
+var Formats = []string{registry.ACH, registry.ISO8583, registry.CSV}
 
 // Options control one ingest.
 type Options struct {
@@ -43,8 +46,10 @@ type Options struct {
 	ChunkSize    int
 	MaxFileBytes int64
 	Hasher       pii.Hasher
-	Reader       ReaderOptions
-	Log          *slog.Logger
+	// Reader holds the format-specific settings; its Format, Allowed and
+	// Hasher are filled from the fields above.
+	Reader registry.Options
+	Log    *slog.Logger
 	// Progress, when set, is called after each chunk with the records
 	// applied so far and the total.
 	Progress func(done, total int64)
@@ -73,8 +78,8 @@ type Summary struct {
 // conflicts or quarantined records.
 func (s Summary) NeedsAttention() bool { return s.Conflicts > 0 || s.Quarantined > 0 }
 
-// File ingests one file. A rejected file returns a *RejectedError (which
-// matches ErrRejected) with a Summary whose Status is "rejected"; nothing
+// File ingests one file. A rejected file returns a *stage.RejectedError
+// (which matches stage.ErrRejected) with a Summary whose Status is "rejected"; nothing
 // from it was written.
 func File(ctx context.Context, pool *pgxpool.Pool, path string, o Options) (Summary, error) {
 	o = o.withDefaults()
@@ -89,12 +94,16 @@ func File(ctx context.Context, pool *pgxpool.Pool, path string, o Options) (Summ
 	conn := pc.Hijack()
 	defer conn.Close(context.WithoutCancel(ctx))
 
-	st, err := stageFile(ctx, conn, path, &o)
-	sum.Format, sum.Source = o.Format, o.Source
+	ro := o.Reader
+	ro.Format, ro.Allowed, ro.Hasher = o.Format, Formats, o.Hasher
+	st, err := stage.LoadFile(ctx, conn, path, o.MaxFileBytes, ro)
 	if err != nil {
 		return sum, err
 	}
-	sum.Records, sum.Skipped = st.records, st.skipped
+	if o.Format = st.Format; o.Source == "" {
+		o.Source = st.Source
+	}
+	sum.Format, sum.Source, sum.Records, sum.Skipped = o.Format, o.Source, st.Records, st.Skipped
 	if o.DryRun {
 		return dryRun(ctx, conn, st, o, sum)
 	}
@@ -109,7 +118,7 @@ func (o Options) withDefaults() Options {
 		o.ChunkSize = DefaultChunkSize
 	}
 	if o.MaxFileBytes <= 0 {
-		o.MaxFileBytes = DefaultMaxFileBytes
+		o.MaxFileBytes = infile.DefaultMaxBytes
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -117,105 +126,11 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// staged is a file parsed, validated and loaded into the stage.
-type staged struct {
-	stage   *stage.Stage
-	name    string
-	bytes   int64
-	sha256  []byte
-	records int64 // every record read, skipped ones included
-	skipped int64
-}
-
-// stageFile parses the whole file into the stage. Any bad record rejects the
-// file; parsing goes on past the first to report up to maxReportedErrors.
-func stageFile(ctx context.Context, conn *pgx.Conn, path string, o *Options) (*staged, error) {
-	reject := func(errs ...error) error {
-		return &RejectedError{File: path, Errs: errs}
-	}
-	in, err := openInput(path, o.MaxFileBytes)
-	if err != nil {
-		return nil, reject(err)
-	}
-	defer in.Close()
-	rd, err := openReader(in, path, o)
-	if err != nil {
-		return nil, reject(err)
-	}
-	stg, err := stage.New(ctx, conn)
-	if err != nil {
-		return nil, err
-	}
-	st := &staged{stage: stg, name: filepath.Base(path), bytes: in.size}
-	var firstBad error
-	next := func() (*formats.Record, error) {
-		for {
-			rec, err := rd.Next()
-			if errors.Is(err, io.EOF) {
-				return nil, nil
-			}
-			if err != nil {
-				firstBad = err
-				return nil, err
-			}
-			st.records++
-			if rec.Kind == formats.Skip {
-				st.skipped++
-				continue
-			}
-			if err := checkRecord(&rec); err != nil {
-				firstBad = err
-				return nil, err
-			}
-			return &rec, nil
-		}
-	}
-	if _, err := stg.Load(ctx, next); err != nil {
-		if firstBad == nil {
-			return nil, err // a database error, not the file's fault
-		}
-		return nil, collectErrors(path, rd, firstBad)
-	}
-	if st.sha256, err = in.finish(); err != nil {
-		return nil, reject(err)
-	}
-	return st, nil
-}
-
-// collectErrors keeps reading after the first bad record to list the others.
-func collectErrors(path string, rd formats.Reader, first error) error {
-	rej := &RejectedError{File: path, Errs: []error{first}}
-	var pe *formats.ParseError
-	if !errors.As(first, &pe) {
-		return rej // final: the reader cannot go on
-	}
-	for {
-		rec, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			return rej
-		}
-		if err == nil {
-			err = checkRecord(&rec)
-		}
-		if err == nil {
-			continue
-		}
-		if len(rej.Errs) == maxReportedErrors {
-			rej.Truncated = true
-			return rej
-		}
-		rej.Errs = append(rej.Errs, err)
-		if !errors.As(err, &pe) {
-			return rej
-		}
-	}
-}
-
 // apply posts the staged records chunk by chunk under a claimed run.
-func apply(ctx context.Context, conn *pgx.Conn, st *staged, o Options, sum Summary) (Summary, error) {
+func apply(ctx context.Context, conn *pgx.Conn, st *stage.Loaded, o Options, sum Summary) (Summary, error) {
 	run, resumed, err := runs.Claim(ctx, conn, o.Tenant, runs.Run{
-		Kind: "ingest", Format: o.Format, Source: o.Source, FileName: st.name,
-		FileBytes: st.bytes, FileSHA256: st.sha256, Records: st.records, Skipped: st.skipped,
+		Kind: "ingest", Format: o.Format, Source: o.Source, FileName: st.Name,
+		FileBytes: st.Bytes, FileSHA256: st.SHA256, Records: st.Records, Skipped: st.Skipped,
 	})
 	if err != nil {
 		return sum, err
@@ -224,10 +139,10 @@ func apply(ctx context.Context, conn *pgx.Conn, st *staged, o Options, sum Summa
 	sum.RunID, sum.Resumed = run.ID, resumed
 	if resumed {
 		o.Log.Info("resuming interrupted run", slog.Int64("run_id", run.ID), slog.Int64("applied", run.Progress),
-			slog.Int64("staged", st.stage.Len()))
+			slog.Int64("staged", st.Len()))
 	}
 	b := ledger.Batch{Tenant: o.Tenant, Source: o.Source, RunID: run.ID}
-	n := st.stage.Len()
+	n := st.Len()
 	for lo := run.Progress + 1; lo <= n; lo += int64(o.ChunkSize) {
 		hi := min(lo+int64(o.ChunkSize)-1, n)
 		err := retry(ctx, o.Log, func() error {
@@ -249,7 +164,7 @@ func apply(ctx context.Context, conn *pgx.Conn, st *staged, o Options, sum Summa
 			})
 		})
 		if err != nil {
-			return sum, fmt.Errorf("ingest: %s: records %d-%d: %w (records before %d are applied; run the same command again to resume)", st.name, lo, hi, err, lo)
+			return sum, fmt.Errorf("ingest: %s: records %d-%d: %w (records before %d are applied; run the same command again to resume)", st.Name, lo, hi, err, lo)
 		}
 		if o.Progress != nil {
 			o.Progress(hi, n)
@@ -275,21 +190,21 @@ func apply(ctx context.Context, conn *pgx.Conn, st *staged, o Options, sum Summa
 
 // dryRun applies everything in one transaction and rolls it back, so the
 // counts are exactly what an ingest now would do, and nothing is written.
-func dryRun(ctx context.Context, conn *pgx.Conn, st *staged, o Options, sum Summary) (Summary, error) {
+func dryRun(ctx context.Context, conn *pgx.Conn, st *stage.Loaded, o Options, sum Summary) (Summary, error) {
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return sum, err
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // rolling back is the point
-	run := runs.Run{Kind: "ingest", Format: o.Format, Source: o.Source, FileName: st.name,
-		FileBytes: st.bytes, FileSHA256: st.sha256, Records: st.records, Skipped: st.skipped}
+	run := runs.Run{Kind: "ingest", Format: o.Format, Source: o.Source, FileName: st.Name,
+		FileBytes: st.Bytes, FileSHA256: st.SHA256, Records: st.Records, Skipped: st.Skipped}
 	if err := runs.Insert(ctx, tx, o.Tenant, &run); err != nil {
 		return sum, err
 	}
 	var total ledger.Counts
 	b := ledger.Batch{Tenant: o.Tenant, Source: o.Source, RunID: run.ID}
-	for lo := int64(1); lo <= st.stage.Len(); lo += int64(o.ChunkSize) {
-		hi := min(lo+int64(o.ChunkSize)-1, st.stage.Len())
+	for lo := int64(1); lo <= st.Len(); lo += int64(o.ChunkSize) {
+		hi := min(lo+int64(o.ChunkSize)-1, st.Len())
 		c, err := ledger.Apply(ctx, tx, b, lo, hi)
 		if err != nil {
 			return sum, err

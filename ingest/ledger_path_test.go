@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/clearing-dev/clearing/formats"
+	"github.com/clearing-dev/clearing/formats/registry"
 	"github.com/clearing-dev/clearing/internal/pgtest"
 	"github.com/clearing-dev/clearing/internal/pii"
 )
@@ -43,7 +44,7 @@ func TestScratch(t *testing.T) {
 	run := func(name string, recs ...formats.Record) Summary {
 		p := filepath.Join(t.TempDir(), name)
 		os.WriteFile(p, []byte(name), 0o600)
-		s, err := File(ctx, pool, p, Options{Format: "test", ChunkSize: 2, Reader: ReaderOptions{Open: func(io.Reader) (formats.Reader, error) {
+		s, err := File(ctx, pool, p, Options{Format: "test", ChunkSize: 2, Reader: registry.Options{Open: func(io.Reader) (formats.Reader, error) {
 			return &sliceReader{recs: recs}, nil
 		}}})
 		if err != nil {

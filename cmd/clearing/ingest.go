@@ -12,8 +12,11 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/clearing-dev/clearing/formats/registry"
 	"github.com/clearing-dev/clearing/ingest"
+	"github.com/clearing-dev/clearing/internal/infile"
 	"github.com/clearing-dev/clearing/internal/output"
+	"github.com/clearing-dev/clearing/internal/stage"
 )
 
 type ingestOptions struct {
@@ -22,7 +25,7 @@ type ingestOptions struct {
 	dryRun       bool
 	chunkSize    int
 	maxFileBytes int64
-	reader       ingest.ReaderOptions
+	reader       registry.Options
 }
 
 func newIngestCommand(g *globalOptions) *cobra.Command {
@@ -56,7 +59,7 @@ The format is detected for ACH files; name it with --format otherwise.`,
 	f.StringVar(&o.source, "source", "", "source name for settlement and reconciliation (default: the format, or the CSV mapping's source)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "parse, validate and compute what would be posted; write nothing")
 	f.IntVar(&o.chunkSize, "chunk-size", ingest.DefaultChunkSize, "records applied per transaction")
-	f.Int64Var(&o.maxFileBytes, "max-file-bytes", ingest.DefaultMaxFileBytes, "refuse files larger than this")
+	f.Int64Var(&o.maxFileBytes, "max-file-bytes", infile.DefaultMaxBytes, "refuse files larger than this")
 	f.StringVar(&o.reader.ISOFraming, "iso-framing", "", "ISO 8583 framing: rdw, len2, ascii4, hex or raw (detected when unambiguous)")
 	f.StringVar(&o.reader.ISOSpec, "iso-spec", "", "ISO 8583 spec: spec87ascii, spec87, or a path to a JSON spec")
 	f.StringVar(&o.reader.CSVMap, "map", "", "CSV column mapping: a TOML file or preset:NAME")
@@ -84,7 +87,7 @@ func runIngest(ctx context.Context, g *globalOptions, o ingestOptions, files []s
 		opts.Progress = g.progress(file)
 		s, err := ingest.File(ctx, d.pool, file, opts)
 		g.endProgress()
-		if err != nil && !errors.Is(err, ingest.ErrRejected) {
+		if err != nil && !errors.Is(err, stage.ErrRejected) {
 			return err // the database or the process failed: stop here
 		}
 		if err != nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/clearing-dev/clearing/formats"
 	"github.com/clearing-dev/clearing/internal/money"
-	"github.com/clearing-dev/clearing/internal/pii"
 )
 
 // state is where the reader stands in the file's structure:
@@ -107,7 +106,7 @@ func NewReader(r io.Reader, opts Options) *Reader {
 		sc:    newScanner(r, opts.Limits.MaxLineBytes, opts.MaxRecordBytes),
 		types: make(map[int]detailInfo),
 	}
-	if opts.Hasher.Account("", "") == (pii.Hasher{}).Account("", "") {
+	if opts.Hasher.IsZero() {
 		rd.done, rd.final = true, ErrNoHasher
 	}
 	return rd

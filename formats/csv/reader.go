@@ -107,7 +107,7 @@ func checkOptions(m *Mapping, opts *Options) error {
 	if strings.TrimSpace(id) == "" || len(id) > 255 || !utf8.ValidString(id) || strings.ContainsFunc(id, unicode.IsControl) {
 		return fmt.Errorf("%w: the file id %q must be 1 to 255 printable characters (the file's base name by default)", ErrOptions, id)
 	}
-	if len(m.Account) > 0 && opts.Hasher.Account("", "") == (pii.Hasher{}).Account("", "") {
+	if len(m.Account) > 0 && opts.Hasher.IsZero() {
 		return fmt.Errorf("%w: the mapping names account columns but no Hasher is set", ErrOptions)
 	}
 	if opts.MaxFileBytes <= 0 {

@@ -210,7 +210,7 @@ func TestSkipRecordsNeedNoValidFields(t *testing.T) {
 }
 
 func TestZeroHasherIsDetected(t *testing.T) {
-	if (pii.Hasher{}).Account("", "") == pii.New("").Account("", "") {
-		t.Fatal("the zero Hasher and the development key hash alike; the check in NewReader cannot tell them apart")
+	if !(pii.Hasher{}).IsZero() || pii.New("").IsZero() {
+		t.Fatal("IsZero cannot tell the zero Hasher from a built one; the check in NewReader depends on it")
 	}
 }

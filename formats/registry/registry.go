@@ -1,109 +1,149 @@
-package ingest
+// Package registry opens the reader for a file's format, detecting the
+// format when it is not named, and checks the Record contract on everything
+// a reader yields. Ingest and statement import both open files through it,
+// so the two sides of a reconciliation are parsed by the same code.
+package registry
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 
 	"github.com/clearing-dev/clearing/formats"
+	"github.com/clearing-dev/clearing/formats/ach"
+	"github.com/clearing-dev/clearing/formats/bai2"
 	"github.com/clearing-dev/clearing/formats/csv"
+	"github.com/clearing-dev/clearing/formats/iso8583"
+	"github.com/clearing-dev/clearing/internal/pii"
 )
 
-// ReaderOptions are the format-specific settings of an ingest.
-type ReaderOptions struct {
-	ISOFraming string // ISO 8583 framing; empty detects it
-	ISOSpec    string // ISO 8583 spec name or JSON path; empty takes the default
-	CSVMap     string // CSV mapping file or preset (required for CSV)
-	FileID     string // CSV file id for line keys; empty takes the file's base name
+// ErrUnknownFormat means the format could not be told from the file and was
+// not named, or was named but is not one this command reads.
+var ErrUnknownFormat = errors.New("registry: unknown format")
+
+// The format names.
+const (
+	ACH     = "ach"
+	ISO8583 = "iso8583"
+	CSV     = "csv"
+	BAI2    = "bai2"
+)
+
+// Input is a file being read: its bytes, and a look at the first of them.
+type Input interface {
+	io.Reader
+	Peek(n int) ([]byte, error)
+}
+
+// Options say how to read a file.
+type Options struct {
+	// Format is one of Allowed; empty detects it.
+	Format string
+	// Allowed lists the formats the caller accepts.
+	Allowed []string
+	Hasher  pii.Hasher
+	// ISO 8583: the framing (empty detects it) and the spec (empty takes
+	// the default).
+	ISOFraming, ISOSpec string
+	// CSV: the mapping file or preset, and the file id for line keys (empty
+	// takes the file's base name).
+	CSVMap, FileID string
 	// Open, when set, replaces the format's reader. Tests use it to feed
 	// records that no file format can express.
 	Open func(r io.Reader) (formats.Reader, error)
 }
 
-// Formats lists the formats ingest reads.
-var Formats = []string{"ach", "iso8583", "csv"}
-
-// openReader builds the reader for o.Format, detecting the format first
-// when it is empty, and settles the source's default.
-func openReader(in *input, path string, o *Options) (formats.Reader, error) {
-	if o.Reader.Open != nil {
-		if o.Source == "" {
-			o.Source = o.Format
-		}
-		return o.Reader.Open(in)
-	}
-	if o.Format == "" {
-		f, err := detect(in, path, o)
-		if err != nil {
-			return nil, err
-		}
-		o.Format = f
-	}
-	switch o.Format {
-	case "csv":
-		return openCSV(in, path, o)
-	default:
-		return nil, fmt.Errorf("%w %q: use --format %s", ErrUnknownFormat, o.Format, strings.Join(Formats, "|"))
-	}
+// Opened is a reader and what opening it settled.
+type Opened struct {
+	Reader formats.Reader
+	Format string
+	// Source is the format's default source: "ach", "iso8583", "bai2", or
+	// the CSV mapping's source.
+	Source string
 }
 
-func openCSV(in *input, path string, o *Options) (formats.Reader, error) {
-	if o.Reader.CSVMap == "" {
-		return nil, fmt.Errorf("csv needs a column mapping: --map FILE or --map preset:NAME (presets: %s)",
+// Open builds the reader for the file at path.
+func Open(in Input, path string, o Options) (Opened, error) {
+	if o.Open != nil {
+		r, err := o.Open(in)
+		return Opened{Reader: r, Format: o.Format, Source: o.Format}, err
+	}
+	format := o.Format
+	if format == "" {
+		f, err := detect(in, path, o)
+		if err != nil {
+			return Opened{}, err
+		}
+		format = f
+	}
+	allowed := false
+	for _, a := range o.Allowed {
+		allowed = allowed || a == format
+	}
+	if !allowed {
+		return Opened{}, fmt.Errorf("%w %q here: use --format %s", ErrUnknownFormat, format, strings.Join(o.Allowed, "|"))
+	}
+	switch format {
+	case ACH:
+		return Opened{Reader: ach.NewReader(in, ach.Options{Hasher: o.Hasher}), Format: ACH, Source: ACH}, nil
+	case CSV:
+		return openCSV(in, path, o)
+	case BAI2:
+		return Opened{Reader: bai2.NewReader(in, bai2.Options{Hasher: o.Hasher}), Format: BAI2, Source: BAI2}, nil
+	case ISO8583:
+		r, err := iso8583.NewReader(in, iso8583.Options{Framing: o.ISOFraming, Spec: o.ISOSpec, Hasher: o.Hasher})
+		return Opened{Reader: r, Format: ISO8583, Source: ISO8583}, err
+	}
+	return Opened{}, fmt.Errorf("%w %q", ErrUnknownFormat, format)
+}
+
+func openCSV(in Input, path string, o Options) (Opened, error) {
+	if o.CSVMap == "" {
+		return Opened{}, fmt.Errorf("csv needs a column mapping: --map FILE or --map preset:NAME (presets: %s)",
 			strings.Join(csv.Presets(), ", "))
 	}
-	m, err := csv.LoadMapping(o.Reader.CSVMap)
+	m, err := csv.LoadMapping(o.CSVMap)
 	if err != nil {
-		return nil, err
+		return Opened{}, err
 	}
-	if o.Source == "" {
-		o.Source = m.Source
-	}
-	fileID := o.Reader.FileID
+	fileID := o.FileID
 	if fileID == "" {
 		fileID = filepath.Base(path)
 	}
-	return csv.NewReader(in, m, csv.Options{FileID: fileID, Hasher: o.Hasher})
+	r, err := csv.NewReader(in, m, csv.Options{FileID: fileID, Hasher: o.Hasher})
+	return Opened{Reader: r, Format: CSV, Source: m.Source}, err
 }
 
 // detect tells the format from the first bytes of the file: an ACH file
-// starts with a 94-character file header record "101". CSV needs its
-// mapping, which --map gives; anything else must be named.
-func detect(in *input, path string, o *Options) (string, error) {
-	if o.Reader.CSVMap != "" {
-		return "csv", nil
+// starts with a 94-character file header record "101", a BAI2 file with an
+// "01," file header. CSV needs its mapping, which --map gives; anything else
+// must be named.
+func detect(in Input, path string, o Options) (string, error) {
+	if o.CSVMap != "" {
+		return CSV, nil
 	}
-	head, err := peek(in, 128)
+	head, err := in.Peek(128)
 	if err != nil {
 		return "", err
 	}
 	line, _, _ := bytes.Cut(head, []byte("\n"))
-	line = bytes.TrimRight(line, "\r ")
-	if bytes.HasPrefix(line, []byte("101")) && len(line) >= 90 {
-		return "ach", nil
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	switch {
+	case bytes.HasPrefix(line, []byte("101")) && len(line) >= 80:
+		return ACH, nil
+	case bytes.HasPrefix(line, []byte("01,")):
+		return BAI2, nil
 	}
-	return "", fmt.Errorf("%w: %s does not look like a NACHA ACH file; name its format with --format %s",
-		ErrUnknownFormat, path, strings.Join(Formats, "|"))
+	return "", fmt.Errorf("%w: %s is neither a NACHA ACH nor a BAI2 file; name its format with --format %s",
+		ErrUnknownFormat, path, strings.Join(o.Allowed, "|"))
 }
 
-// peek returns up to n bytes from the front of in without consuming them
-// from the point of view of later readers.
-func peek(in *input, n int) ([]byte, error) {
-	buf := make([]byte, n)
-	k, err := io.ReadFull(in.r, buf)
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return nil, err
-	}
-	buf = buf[:k]
-	in.r = io.MultiReader(bytes.NewReader(buf), in.r)
-	return buf, nil
-}
-
-// checkRecord asserts the Record contract on what a format produced, so a
+// Check asserts the Record contract on what a format produced, so that a
 // reader bug stops the file instead of reaching the ledger.
-func checkRecord(r *formats.Record) error {
+func Check(r *formats.Record) error {
 	bad := func(what string) error {
 		return &formats.ParseError{Line: r.Line, Offset: r.Offset, Err: fmt.Errorf("record %q: %s", r.Key, what)}
 	}

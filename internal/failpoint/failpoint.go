@@ -28,10 +28,11 @@ const (
 	IngestInserted       = "ingest.inserted"        // chunk inserted and audited, before commit
 	IngestChunkCommitted = "ingest.chunk-committed" // after a chunk commits, before the next
 	IngestCommitted      = "ingest.committed"       // every chunk committed, before the run is marked done
+	StatementImported    = "statement.imported"     // statement lines written, before the run is recorded
 )
 
 // All lists every named point.
-var All = []string{IngestStaged, IngestInserted, IngestChunkCommitted, IngestCommitted}
+var All = []string{IngestStaged, IngestInserted, IngestChunkCommitted, IngestCommitted, StatementImported}
 
 type point struct {
 	action string // "kill" or "error"

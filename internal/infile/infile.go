@@ -1,6 +1,11 @@
-package ingest
+// Package infile opens an input file for one front-to-back read with limits:
+// a regular file (after following links), not empty, no larger than a
+// maximum checked before reading, hashed with SHA-256 on the way, and
+// refused if it changes while it is read.
+package infile
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"hash"
@@ -9,13 +14,13 @@ import (
 	"time"
 )
 
-// DefaultMaxFileBytes bounds the size of one input file. The limit trips on
-// the file's size before anything is read.
-const DefaultMaxFileBytes int64 = 1 << 30
+// DefaultMaxBytes bounds the size of one input file. The limit trips on the
+// file's size before anything is read.
+const DefaultMaxBytes int64 = 1 << 30
 
-// input is an open file being read once, front to back, with its SHA-256
-// computed on the way.
-type input struct {
+// File is an open input file being read once, front to back, with its
+// SHA-256 computed on the way.
+type File struct {
 	f       *os.File
 	size    int64
 	modTime time.Time
@@ -24,9 +29,9 @@ type input struct {
 	r       io.Reader
 }
 
-// openInput opens path for ingest: a regular file (after following links)
-// no larger than max.
-func openInput(path string, max int64) (*input, error) {
+// Open opens path for one read: a regular file (after following links), not
+// empty, no larger than max bytes.
+func Open(path string, max int64) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -48,16 +53,16 @@ func openInput(path string, max int64) (*input, error) {
 		return nil, fmt.Errorf("%s is empty", path)
 	case st.Size() > max:
 		f.Close()
-		return nil, fmt.Errorf("%s is %d bytes, over the limit of %d (--max-file-bytes)", path, st.Size(), max)
+		return nil, fmt.Errorf("%s is %d bytes, over the limit of %d bytes (--max-file-bytes)", path, st.Size(), max)
 	}
-	in := &input{f: f, size: st.Size(), modTime: st.ModTime(), sum: sha256.New()}
+	in := &File{f: f, size: st.Size(), modTime: st.ModTime(), sum: sha256.New()}
 	// Reading one byte past the size tells a file that grew from one that
 	// did not; the check after parsing turns growth into a rejection.
 	in.r = io.TeeReader(io.LimitReader(f, max+1), countingWriter{in})
 	return in, nil
 }
 
-type countingWriter struct{ in *input }
+type countingWriter struct{ in *File }
 
 func (c countingWriter) Write(p []byte) (int, error) {
 	c.in.sum.Write(p)
@@ -65,12 +70,30 @@ func (c countingWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (in *input) Read(p []byte) (int, error) { return in.r.Read(p) }
+// Size is the file's size when it was opened.
+func (in *File) Size() int64 { return in.size }
 
-// finish reads whatever the format reader left unread (trailing padding,
-// say) into the checksum, and checks that the file did not change while it
-// was read: a file still being written must not be half ingested.
-func (in *input) finish() ([]byte, error) {
+// Read reads the file's next bytes.
+func (in *File) Read(p []byte) (int, error) { return in.r.Read(p) }
+
+// Peek returns up to n bytes from the front of the unread input without
+// consuming them.
+func (in *File) Peek(n int) ([]byte, error) {
+	buf := make([]byte, n)
+	k, err := io.ReadFull(in.r, buf)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, err
+	}
+	buf = buf[:k]
+	in.r = io.MultiReader(bytes.NewReader(buf), in.r)
+	return buf, nil
+}
+
+// Finish reads whatever the format reader left unread (trailing padding,
+// say) into the checksum, checks that the file did not change while it was
+// read (a file still being written must not be half ingested), and returns
+// its SHA-256.
+func (in *File) Finish() ([]byte, error) {
 	if _, err := io.Copy(io.Discard, in.r); err != nil {
 		return nil, err
 	}
@@ -84,4 +107,5 @@ func (in *input) finish() ([]byte, error) {
 	return in.sum.Sum(nil), nil
 }
 
-func (in *input) Close() error { return in.f.Close() }
+// Close closes the file.
+func (in *File) Close() error { return in.f.Close() }

@@ -249,7 +249,7 @@ WITH ev AS (
       LEFT JOIN postings p ON p.tenant_id = $1 AND p.posting_key = s.posting_key
       CROSS JOIN LATERAL (SELECT CASE
            WHEN s.outcome IS NOT NULL THEN s.outcome
-           WHEN p.run_id = $2 THEN 'in_file_duplicate'
+           WHEN p.run_id = $2 AND NOT (s.is_repeat AND p.digest = s.digest) THEN 'in_file_duplicate'
            WHEN p.digest = s.digest THEN 'duplicate'
            ELSE 'conflict' END AS verdict) v
      WHERE s.seq BETWEEN $3 AND $4 AND s.kind IN ('clearing', 'return', 'reversal')
@@ -274,7 +274,7 @@ WITH ev AS (
       FROM record_stage s
       JOIN notices n ON n.tenant_id = $1 AND n.notice_key = s.own_key
       CROSS JOIN LATERAL (SELECT CASE
-           WHEN n.run_id = $2 THEN 'in_file_duplicate'
+           WHEN n.run_id = $2 AND NOT (s.is_repeat AND n.digest = s.digest) THEN 'in_file_duplicate'
            WHEN n.digest = s.digest THEN 'duplicate'
            ELSE 'conflict' END AS verdict) v
      WHERE s.seq BETWEEN $3 AND $4 AND s.kind = 'notice'

@@ -62,6 +62,10 @@ func Main(m *testing.M) {
 	os.Exit(run(m))
 }
 
+// Run is Main without the exit, for a TestMain that has its own cleanup to
+// do: it returns the code to exit with.
+func Run(m *testing.M) int { return run(m) }
+
 func run(m *testing.M) int {
 	if os.Getenv(EnvURL) != "" {
 		defer closeAdmin()

@@ -1,4 +1,4 @@
-package ingest
+package stage
 
 import (
 	"errors"
@@ -6,15 +6,9 @@ import (
 	"strings"
 )
 
-// Sentinel errors that callers branch on.
-var (
-	// ErrRejected means the file was refused whole and nothing from it was
-	// written. The error's text says why, naming lines or offsets.
-	ErrRejected = errors.New("ingest: file rejected")
-	// ErrUnknownFormat means the format could not be told from the file and
-	// was not given.
-	ErrUnknownFormat = errors.New("ingest: unknown format")
-)
+// ErrRejected means a file was refused whole and nothing from it was
+// written. The error's text says why, naming lines or offsets.
+var ErrRejected = errors.New("file rejected")
 
 // maxReportedErrors bounds how many bad records one rejection lists.
 const maxReportedErrors = 20
@@ -28,7 +22,7 @@ type RejectedError struct {
 
 func (e *RejectedError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: rejected, nothing was posted", e.File)
+	fmt.Fprintf(&b, "%s: rejected, nothing was written", e.File)
 	if len(e.Errs) == 1 {
 		fmt.Fprintf(&b, ": %v", e.Errs[0])
 		return b.String()

@@ -42,6 +42,8 @@ CREATE TEMP TABLE IF NOT EXISTS record_stage (
     link_suffix    text,
     link_depth     integer NOT NULL,
     link_parent_suffix text,
+    is_repeat      boolean NOT NULL,
+    line_type      text    NOT NULL,
     line           bigint  NOT NULL,
     -- Filled while applying a chunk: the original a return or reversal
     -- undoes, and why a record could not be posted.
@@ -54,7 +56,7 @@ CREATE TEMP TABLE IF NOT EXISTS record_stage (
 var stageColumns = []string{
 	"seq", "kind", "own_key", "posting_key", "detail", "reference", "alt_reference",
 	"amount_minor", "currency", "direction", "account", "account_last4", "value_date",
-	"digest", "link_reference", "link_by_alt", "link_prefix", "link_suffix", "link_depth", "link_parent_suffix", "line",
+	"digest", "link_reference", "link_by_alt", "link_prefix", "link_suffix", "link_depth", "link_parent_suffix", "is_repeat", "line_type", "line",
 }
 
 // Stage holds one file's records on one connection while they are applied.
@@ -139,8 +141,20 @@ func stageRow(seq int64, rec *formats.Record) []any {
 	return []any{
 		seq, string(rec.Kind), rec.Key, postingKey, rec.Detail, nullable(rec.Reference), nullable(rec.AltReference),
 		rec.Amount, rec.Currency, string(rec.Direction), rec.Account.ID, rec.Account.Last4, rec.ValueDate,
-		digest[:], linkRef, linkByAlt, linkPrefix, linkSuffix, depth, parentSuffix, rec.Line,
+		digest[:], linkRef, linkByAlt, linkPrefix, linkSuffix, depth, parentSuffix, rec.Repeat, lineType(rec), rec.Line,
 	}
+}
+
+// lineType is the statement line type of a record: its own, or one that
+// follows from its kind.
+func lineType(rec *formats.Record) string {
+	switch {
+	case rec.LineType != "":
+		return string(rec.LineType)
+	case rec.Kind == formats.Return || rec.Kind == formats.Reversal:
+		return string(formats.ReturnLine)
+	}
+	return string(formats.Payment)
 }
 
 // segments counts the ":segment" parts of a link suffix: ":return" is 1,

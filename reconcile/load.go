@@ -1,0 +1,190 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clearing-dev/clearing/internal/ledger"
+	"github.com/clearing-dev/clearing/internal/report"
+)
+
+// ErrNotFound means no reconciliation run has the id asked for.
+var ErrNotFound = errors.New("reconcile: run not found")
+
+// classRank is a class's place in the report's order (breaks first, then
+// what is explained, then what matched).
+func classRank(code string) int {
+	for i, c := range report.KnownClasses() {
+		if c.Code == code {
+			return i
+		}
+	}
+	return len(report.KnownClasses())
+}
+
+// Load reads a stored reconciliation run as a report.
+func Load(ctx context.Context, q ledger.Querier, tenant string, runID int64) (*report.Report, error) {
+	r := &report.Report{RunID: runID, Tenant: tenant}
+	var from, to time.Time
+	var last *time.Time
+	err := q.QueryRow(ctx, `
+SELECT source, period_from, period_to, window_days, tolerance_minor, statement_last_date, created_at,
+       ledger_items, statement_lines, matched_ledger, matched_statement
+  FROM reconciliations WHERE tenant_id = $1 AND id = $2`, tenant, runID).Scan(
+		&r.Source, &from, &to, &r.Window, &r.Tolerance, &last, &r.CreatedAt,
+		&r.LedgerItems, &r.StatementLines, &r.MatchedLedger, &r.MatchedStatement)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("%w: %d", ErrNotFound, runID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: load run %d: %w", runID, err)
+	}
+	r.From, r.To = from.Format(time.DateOnly), to.Format(time.DateOnly)
+	if last != nil {
+		r.StatementLastDate = last.Format(time.DateOnly)
+	}
+	if err := loadBridge(ctx, q, r); err != nil {
+		return nil, err
+	}
+	if r.Discrepancies, err = loadDiscrepancies(ctx, q, tenant, runID); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func loadBridge(ctx context.Context, q ledger.Querier, r *report.Report) error {
+	bridges := map[string]*report.Bridge{}
+	bridge := func(cur string) *report.Bridge {
+		if b, ok := bridges[cur]; ok {
+			return b
+		}
+		b := &report.Bridge{Currency: cur}
+		bridges[cur] = b
+		return b
+	}
+	rows, err := q.Query(ctx, `
+SELECT currency, ledger_total, statement_total FROM reconciliation_totals WHERE tenant_id = $1 AND run_id = $2`,
+		r.Tenant, r.RunID)
+	if err != nil {
+		return fmt.Errorf("reconcile: load totals: %w", err)
+	}
+	var cur string
+	var lt, st int64
+	if _, err := pgx.ForEachRow(rows, []any{&cur, &lt, &st}, func() error {
+		b := bridge(cur)
+		b.LedgerTotal, b.StatementTotal = lt, st
+		return nil
+	}); err != nil {
+		return fmt.Errorf("reconcile: load totals: %w", err)
+	}
+	counts := map[string]*report.ClassCount{}
+	rows, err = q.Query(ctx, `
+SELECT currency, class, ledger_items, statement_lines, ledger_amount, statement_amount
+  FROM reconciliation_classes WHERE tenant_id = $1 AND run_id = $2`, r.Tenant, r.RunID)
+	if err != nil {
+		return fmt.Errorf("reconcile: load classes: %w", err)
+	}
+	var class string
+	var li, sl, la, sa int64
+	if _, err := pgx.ForEachRow(rows, []any{&cur, &class, &li, &sl, &la, &sa}, func() error {
+		b := bridge(cur)
+		b.Differences = append(b.Differences, report.ClassTotal{Class: class, Amount: la - sa, Count: li + sl})
+		c, ok := counts[class]
+		if !ok {
+			info, _ := report.LookupClass(class)
+			c = &report.ClassCount{Class: class, Break: info.Break}
+			counts[class] = c
+		}
+		c.LedgerItems += li
+		c.StatementLines += sl
+		return nil
+	}); err != nil {
+		return fmt.Errorf("reconcile: load classes: %w", err)
+	}
+	for _, b := range bridges {
+		sort.Slice(b.Differences, func(i, j int) bool {
+			return classRank(b.Differences[i].Class) < classRank(b.Differences[j].Class)
+		})
+		b.Unexplained = b.LedgerTotal - b.StatementTotal
+		for _, d := range b.Differences {
+			b.Unexplained -= d.Amount
+		}
+		r.Bridge = append(r.Bridge, *b)
+	}
+	sort.Slice(r.Bridge, func(i, j int) bool { return r.Bridge[i].Currency < r.Bridge[j].Currency })
+	r.Classes = []report.ClassCount{}
+	for _, class := range report.KnownClasses() {
+		if c, ok := counts[class.Code]; ok {
+			r.Classes = append(r.Classes, *c)
+		}
+	}
+	if r.Bridge == nil {
+		r.Bridge = []report.Bridge{}
+	}
+	return nil
+}
+
+func loadDiscrepancies(ctx context.Context, q ledger.Querier, tenant string, runID int64) ([]report.Discrepancy, error) {
+	rows, err := q.Query(ctx, `
+SELECT d.class, d.reason, d.is_break, d.explanation, d.reference, coalesce(d.correction_key, ''),
+       d.posting_key, coalesce(d.posting_kind, ''), coalesce(lr.file_name, ''), coalesce(d.ledger_line, 0),
+       d.ledger_amount, coalesce(d.ledger_currency, ''), d.ledger_date,
+       d.line_key, coalesce(d.line_type, ''), coalesce(sr.file_name, ''), coalesce(d.statement_line, 0),
+       d.statement_amount, coalesce(d.statement_currency, ''), d.statement_date
+  FROM discrepancies d
+  LEFT JOIN runs lr ON lr.tenant_id = d.tenant_id AND lr.id = d.ledger_run_id
+  LEFT JOIN runs sr ON sr.tenant_id = d.tenant_id AND sr.id = d.statement_run_id
+ WHERE d.tenant_id = $1 AND d.run_id = $2
+ ORDER BY d.seq`, tenant, runID)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: load discrepancies: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (report.Discrepancy, error) {
+		var d report.Discrepancy
+		var lKey, sKey *string
+		var lAmt, sAmt *int64
+		var lDate, sDate *time.Time
+		var l, s report.Side
+		err := row.Scan(&d.Class, &d.Reason, &d.Break, &d.Explanation, &d.Reference, &d.CorrectionKey,
+			&lKey, &l.Kind, &l.File, &l.Line, &lAmt, &l.Currency, &lDate,
+			&sKey, &s.Kind, &s.File, &s.Line, &sAmt, &s.Currency, &sDate)
+		if err != nil {
+			return d, err
+		}
+		if lKey != nil {
+			l.Key, l.Amount, l.ValueDate = *lKey, *lAmt, lDate.Format(time.DateOnly)
+			d.Ledger = &l
+			d.Currency = l.Currency
+			d.Difference = l.Amount
+		}
+		if sKey != nil {
+			s.Key, s.Amount, s.ValueDate = *sKey, *sAmt, sDate.Format(time.DateOnly)
+			d.Statement = &s
+			if d.Currency == "" {
+				d.Currency = s.Currency
+			}
+			if d.Ledger == nil || s.Currency == l.Currency {
+				d.Difference -= s.Amount
+			}
+		}
+		if d.Class == "settlement_total_mismatch" || d.Class == "currency_mismatch" {
+			// A summary line is outside the bridge, and amounts in two
+			// currencies have no difference; the explanation and both
+			// sides say what differs.
+			d.Difference = 0
+		}
+		return d, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: load discrepancies: %w", err)
+	}
+	if out == nil {
+		out = []report.Discrepancy{}
+	}
+	return out, nil
+}

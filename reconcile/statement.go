@@ -1,0 +1,197 @@
+// Package reconcile compares the ledger with the other side's view: it
+// imports statements (never postings), diffs a source and period with
+// set-based SQL, classifies and explains every difference, bridges the
+// totals, and proposes corrections under derived keys.
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clearing-dev/clearing/formats/registry"
+	"github.com/clearing-dev/clearing/internal/failpoint"
+	"github.com/clearing-dev/clearing/internal/infile"
+	"github.com/clearing-dev/clearing/internal/pii"
+	"github.com/clearing-dev/clearing/internal/runs"
+	"github.com/clearing-dev/clearing/internal/stage"
+)
+
+// StatementFormats lists the formats a statement can come in.
+var StatementFormats = []string{registry.ACH, registry.ISO8583, registry.CSV, registry.BAI2}
+
+// The perspectives a statement's directions can be written from.
+const (
+	// Counterparty statements say what happened to the other party's
+	// account, as clearing files do: a credit pays the counterparty.
+	Counterparty = "counterparty"
+	// Holder statements say what happened to our own account at the bank,
+	// as a BAI2 statement does: a credit is money in, which is a debit of
+	// the counterparty.
+	Holder = "holder"
+)
+
+// ImportOptions control one statement import.
+type ImportOptions struct {
+	Tenant string
+	// Source names the other side; reconciliation compares the ledger's
+	// postings of a source with the statement lines of the same source.
+	Source string
+	Format string // one of StatementFormats; empty detects it
+	// Perspective is Counterparty or Holder; empty takes Holder for BAI2
+	// and Counterparty otherwise.
+	Perspective  string
+	MaxFileBytes int64
+	Hasher       pii.Hasher
+	Reader       registry.Options
+	Log          *slog.Logger
+}
+
+// ImportSummary is what one statement import did.
+type ImportSummary struct {
+	File       string `json:"file"`
+	Format     string `json:"format"`
+	Source     string `json:"source"`
+	RunID      int64  `json:"run_id"`
+	Status     string `json:"status"` // "done" or "rejected"
+	Records    int64  `json:"records"`
+	Added      int64  `json:"added"`
+	Duplicates int64  `json:"duplicates"`
+	Conflicts  int64  `json:"conflicts"`
+	Skipped    int64  `json:"skipped"` // not lines: notices, zero amounts, summaries
+	Error      string `json:"error,omitempty"`
+}
+
+// ImportStatement loads a statement file into statement lines, in one
+// transaction with its run. Lines already imported (same source, key and
+// occurrence) are not added again; one with other content is a conflict.
+func ImportStatement(ctx context.Context, pool *pgxpool.Pool, path string, o ImportOptions) (ImportSummary, error) {
+	sum := ImportSummary{File: path, Format: o.Format, Source: o.Source, Status: "rejected"}
+	if o.Source == "" {
+		return sum, fmt.Errorf("reconcile: a statement needs a source (--source)")
+	}
+	if o.MaxFileBytes <= 0 {
+		o.MaxFileBytes = infile.DefaultMaxBytes
+	}
+	pc, err := pool.Acquire(ctx)
+	if err != nil {
+		return sum, fmt.Errorf("reconcile: connect: %w", err)
+	}
+	conn := pc.Hijack() // it carries the temporary stage
+	defer conn.Close(context.WithoutCancel(ctx))
+	ro := o.Reader
+	ro.Format, ro.Allowed, ro.Hasher = o.Format, StatementFormats, o.Hasher
+	st, err := stage.LoadFile(ctx, conn, path, o.MaxFileBytes, ro)
+	if err != nil {
+		return sum, err
+	}
+	sum.Format, sum.Records = st.Format, st.Records
+	perspective := o.Perspective
+	if perspective == "" {
+		perspective = Counterparty
+		if st.Format == registry.BAI2 {
+			perspective = Holder
+		}
+	}
+	if perspective != Counterparty && perspective != Holder {
+		return sum, fmt.Errorf("reconcile: perspective %q: use %s or %s", perspective, Counterparty, Holder)
+	}
+	run := runs.Run{Kind: "statement", Format: st.Format, Source: o.Source, FileName: st.Name,
+		FileBytes: st.Bytes, FileSHA256: st.SHA256, Records: st.Records}
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if err := runs.Insert(ctx, tx, o.Tenant, &run); err != nil {
+			return err
+		}
+		var skippedNotices int64
+		err := tx.QueryRow(ctx, insertLines, o.Tenant, o.Source, run.ID, perspective == Holder).Scan(&sum.Added, &skippedNotices)
+		if err != nil {
+			return fmt.Errorf("reconcile: add statement lines: %w", err)
+		}
+		sum.Skipped = st.Skipped + skippedNotices
+		rows, err := tx.Query(ctx, auditLines, o.Tenant, o.Source, run.ID, perspective == Holder)
+		if err != nil {
+			return fmt.Errorf("reconcile: audit statement lines: %w", err)
+		}
+		var verdict string
+		var n int64
+		if _, err := pgx.ForEachRow(rows, []any{&verdict, &n}, func() error {
+			if verdict == "duplicate" {
+				sum.Duplicates += n
+			} else {
+				sum.Conflicts += n
+			}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("reconcile: audit statement lines: %w", err)
+		}
+		if got := sum.Added + sum.Duplicates + sum.Conflicts + skippedNotices; got != st.Len() {
+			return fmt.Errorf("reconcile: %d staged records, %d accounted for", st.Len(), got)
+		}
+		if err := failpoint.Hit(failpoint.StatementImported); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `
+UPDATE runs SET status = 'done', finished_at = now(), progress = $3, posted = $4, duplicates = $5,
+                conflicts = $6, skipped = $7
+ WHERE tenant_id = $1 AND id = $2`, o.Tenant, run.ID, st.Len(), sum.Added, sum.Duplicates, sum.Conflicts, sum.Skipped)
+		return err
+	})
+	if err != nil {
+		return sum, err
+	}
+	sum.RunID, sum.Status = run.ID, "done"
+	return sum, nil
+}
+
+// insertLines adds the staged records as statement lines. A key repeated in
+// the statement gets occurrence 2, 3, ...: both lines are kept, so that a
+// double charge on the other side is visible, and importing the same
+// statement again collides on (key, occurrence) and adds nothing. Notices
+// (zero amounts, prenotes) are not lines.
+const insertLines = `
+WITH numbered AS (
+    SELECT s.*, row_number() OVER (PARTITION BY own_key ORDER BY seq) AS occurrence
+      FROM record_stage s
+     WHERE kind <> 'notice'
+), ins AS (
+    INSERT INTO statement_lines (tenant_id, source, line_key, occurrence, reference, alt_reference, amount_minor,
+                                 currency, direction, value_date, line_type, account, account_last4, digest,
+                                 run_id, record_no, line, detail)
+    SELECT $1, $2, own_key, occurrence, coalesce(reference, ''), coalesce(alt_reference, ''), amount_minor,
+           currency, CASE WHEN $4 THEN (CASE direction WHEN 'C' THEN 'D' ELSE 'C' END) ELSE direction END,
+           value_date, line_type, account, account_last4, digest, $3, seq, line, detail
+      FROM numbered
+     ORDER BY own_key, occurrence
+    ON CONFLICT (tenant_id, source, line_key, occurrence) DO NOTHING
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM record_stage WHERE kind = 'notice')`
+
+// auditLines records every staged line that an earlier import already
+// holds: a duplicate when the content is the same, a conflict otherwise.
+const auditLines = `
+WITH numbered AS (
+    SELECT s.*, row_number() OVER (PARTITION BY own_key ORDER BY seq) AS occurrence
+      FROM record_stage s
+     WHERE kind <> 'notice'
+), ev AS (
+    INSERT INTO audit_events (tenant_id, record_key, own_key, verdict, needs_attention, run_id, record_no, line,
+                              existing_line_id, differing_fields, kind, reference, amount_minor, currency,
+                              direction, account, account_last4, value_date, digest, detail)
+    SELECT $1, s.own_key, s.own_key, v.verdict, v.verdict = 'conflict', $3, s.seq, s.line,
+           l.id, CASE WHEN v.verdict = 'conflict' THEN clearing_differing_fields(
+                l.amount_minor, l.currency, l.direction, l.account, l.value_date, s.amount_minor, s.currency,
+                CASE WHEN $4 THEN (CASE s.direction WHEN 'C' THEN 'D' ELSE 'C' END) ELSE s.direction END,
+                s.account, s.value_date) ELSE '{}' END,
+           'statement', s.reference, s.amount_minor, s.currency, s.direction, s.account, s.account_last4,
+           s.value_date, s.digest, s.detail
+      FROM numbered s
+      JOIN statement_lines l ON l.tenant_id = $1 AND l.source = $2 AND l.line_key = s.own_key
+                            AND l.occurrence = s.occurrence AND l.run_id <> $3
+      CROSS JOIN LATERAL (SELECT CASE WHEN l.digest = s.digest THEN 'duplicate' ELSE 'conflict' END AS verdict) v
+    RETURNING verdict
+)
+SELECT verdict, count(*) FROM ev GROUP BY verdict`
