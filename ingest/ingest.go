@@ -70,8 +70,11 @@ type Summary struct {
 	Quarantined int64  `json:"quarantined"`
 	Notices     int64  `json:"notices"`
 	Skipped     int64  `json:"skipped"`
-	Resumed     bool   `json:"resumed"`
-	Error       string `json:"error,omitempty"`
+	// Settled counts records whose money an approved correction had
+	// already posted; at most a reclassification posted for them.
+	Settled int64  `json:"settled"`
+	Resumed bool   `json:"resumed"`
+	Error   string `json:"error,omitempty"`
 }
 
 // NeedsAttention reports whether a person must look at the outcome:
@@ -217,6 +220,7 @@ func dryRun(ctx context.Context, conn *pgx.Conn, st *stage.Loaded, o Options, su
 func fill(s Summary, c ledger.Counts, status string) Summary {
 	s.Status = status
 	s.Posted, s.Notices, s.Duplicates, s.Conflicts, s.Quarantined = c.Posted, c.Notices, c.Duplicates, c.Conflicts, c.Quarantined
+	s.Settled = c.Settled
 	return s
 }
 

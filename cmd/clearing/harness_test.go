@@ -156,6 +156,7 @@ type ingestSummary struct {
 	Quarantined int64  `json:"quarantined"`
 	Notices     int64  `json:"notices"`
 	Skipped     int64  `json:"skipped"`
+	Settled     int64  `json:"settled"`
 }
 
 // ingest runs 'clearing ingest -o json' on files, checks the exit code
@@ -192,4 +193,14 @@ func (c *cli) postings() int64 {
 func (c *cli) balance(account string) int64 {
 	return c.count(`SELECT coalesce(sum(CASE direction WHEN 'C' THEN amount_minor ELSE -amount_minor END), 0)
 	                  FROM legs WHERE tenant_id = $1 AND account = $2`, c.tenant, account)
+}
+
+func mustPool(t *testing.T, url string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
 }

@@ -114,7 +114,7 @@ func runIngest(ctx context.Context, g *globalOptions, o ingestOptions, files []s
 
 func writeIngestSummaries(g *globalOptions, sums []ingest.Summary) error {
 	rows := output.Rows{Header: []string{"file", "format", "run", "status", "records", "posted",
-		"duplicates", "conflicts", "quarantined", "notices", "skipped"}}
+		"duplicates", "conflicts", "quarantined", "notices", "skipped", "settled"}}
 	for _, s := range sums {
 		run := strconv.FormatInt(s.RunID, 10)
 		if s.RunID == 0 {
@@ -123,7 +123,7 @@ func writeIngestSummaries(g *globalOptions, sums []ingest.Summary) error {
 			run += " (resumed)"
 		}
 		rows.Add(s.File, s.Format, run, s.Status, itoa(s.Records), itoa(s.Posted), itoa(s.Duplicates),
-			itoa(s.Conflicts), itoa(s.Quarantined), itoa(s.Notices), itoa(s.Skipped))
+			itoa(s.Conflicts), itoa(s.Quarantined), itoa(s.Notices), itoa(s.Skipped), itoa(s.Settled))
 	}
 	if sums == nil {
 		sums = []ingest.Summary{}

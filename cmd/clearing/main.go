@@ -132,6 +132,8 @@ func newRootCommand(g *globalOptions) *cobra.Command {
 		newStatementCommand(g),
 		newReconcileCommand(g),
 		newReportCommand(g),
+		newCorrectionsCommand(g),
+		newConfigCommand(g),
 		newGenerateCommand(g),
 	)
 	return root

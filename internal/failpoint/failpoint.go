@@ -29,10 +29,11 @@ const (
 	IngestChunkCommitted = "ingest.chunk-committed" // after a chunk commits, before the next
 	IngestCommitted      = "ingest.committed"       // every chunk committed, before the run is marked done
 	StatementImported    = "statement.imported"     // statement lines written, before the run is recorded
+	ApproveRecorded      = "approve.recorded"       // a correction's approval recorded, before its posting commits
 )
 
 // All lists every named point.
-var All = []string{IngestStaged, IngestInserted, IngestChunkCommitted, IngestCommitted, StatementImported}
+var All = []string{IngestStaged, IngestInserted, IngestChunkCommitted, IngestCommitted, StatementImported, ApproveRecorded}
 
 type point struct {
 	action string // "kill" or "error"

@@ -29,6 +29,10 @@ type Counts struct {
 	Duplicates  int64
 	Conflicts   int64
 	Quarantined int64
+	// Settled counts records that arrived after a correction had already
+	// posted their money (a missing_in_ledger correction): they post at most
+	// a reclassification, never the money again.
+	Settled int64
 }
 
 // Add accumulates o into c.
@@ -38,11 +42,12 @@ func (c *Counts) Add(o Counts) {
 	c.Duplicates += o.Duplicates
 	c.Conflicts += o.Conflicts
 	c.Quarantined += o.Quarantined
+	c.Settled += o.Settled
 }
 
 // Total is the number of records the counts account for.
 func (c Counts) Total() int64 {
-	return c.Posted + c.Notices + c.Duplicates + c.Conflicts + c.Quarantined
+	return c.Posted + c.Notices + c.Duplicates + c.Conflicts + c.Quarantined + c.Settled
 }
 
 // maxLinkDepth bounds the chain return → dishonored → contested.
@@ -57,6 +62,9 @@ const maxLinkDepth = 4
 // of them.
 func Apply(ctx context.Context, tx pgx.Tx, b Batch, lo, hi int64) (Counts, error) {
 	var c Counts
+	if err := settleLateArrivals(ctx, tx, b, lo, hi); err != nil {
+		return c, err
+	}
 	if err := tx.QueryRow(ctx, insertClearing, b.Tenant, b.RunID, lo, hi, b.Source).Scan(&c.Posted); err != nil {
 		return c, fmt.Errorf("ledger: post clearing records %d-%d: %w", lo, hi, err)
 	}
@@ -86,6 +94,8 @@ func Apply(ctx context.Context, tx pgx.Tx, b Batch, lo, hi int64) (Counts, error
 				c.Duplicates += n
 			case "conflict":
 				c.Conflicts += n
+			case "settled_by_correction":
+				c.Settled += n
 			default:
 				c.Quarantined += n
 			}
@@ -108,7 +118,7 @@ const insertClearing = `
 WITH cand AS (
     SELECT DISTINCT ON (own_key) *
       FROM record_stage
-     WHERE seq BETWEEN $3 AND $4 AND kind = 'clearing'
+     WHERE seq BETWEEN $3 AND $4 AND kind = 'clearing' AND outcome IS NULL
      ORDER BY own_key, seq
 ), ins AS (
     INSERT INTO postings (tenant_id, posting_key, kind, source, reference, alt_reference, value_date,
@@ -238,7 +248,8 @@ WITH ev AS (
                               existing_posting_id, differing_fields, kind, reference, amount_minor, currency,
                               direction, account, account_last4, value_date, digest,
                               link_reference, link_prefix, link_suffix, detail)
-    SELECT $1, coalesce(s.posting_key, s.own_key), s.own_key, v.verdict, v.verdict <> 'duplicate', $2, s.seq, s.line,
+    SELECT $1, coalesce(s.posting_key, s.own_key), s.own_key, v.verdict,
+           v.verdict NOT IN ('duplicate', 'settled_by_correction'), $2, s.seq, s.line,
            p.id, CASE WHEN v.verdict = 'conflict' THEN clearing_differing_fields(p.amount_minor, p.currency, p.direction,
                       p.account, p.value_date, s.amount_minor, s.currency,
                       CASE WHEN s.kind = 'clearing' THEN s.direction ELSE p.direction END,
@@ -246,14 +257,20 @@ WITH ev AS (
            s.kind, s.reference, s.amount_minor, s.currency, s.direction, s.account, s.account_last4, s.value_date,
            s.digest, s.link_reference, s.link_prefix, s.link_suffix, s.detail
       FROM record_stage s
-      LEFT JOIN postings p ON p.tenant_id = $1 AND p.posting_key = s.posting_key
+      LEFT JOIN postings k ON k.tenant_id = $1 AND k.posting_key = s.posting_key
+      LEFT JOIN postings c ON c.tenant_id = $1 AND c.id = s.settles_id
+      CROSS JOIN LATERAL (SELECT coalesce(c.id, k.id) AS id, coalesce(c.run_id, k.run_id) AS run_id,
+                                 coalesce(c.record_no, k.record_no) AS record_no,
+                                 coalesce(c.digest, k.digest) AS digest, coalesce(c.amount_minor, k.amount_minor) AS amount_minor,
+                                 coalesce(c.currency, k.currency) AS currency, coalesce(c.direction, k.direction) AS direction,
+                                 coalesce(c.account, k.account) AS account, coalesce(c.value_date, k.value_date) AS value_date) p
       CROSS JOIN LATERAL (SELECT CASE
            WHEN s.outcome IS NOT NULL THEN s.outcome
            WHEN p.run_id = $2 AND NOT (s.is_repeat AND p.digest = s.digest) THEN 'in_file_duplicate'
            WHEN p.digest = s.digest THEN 'duplicate'
            ELSE 'conflict' END AS verdict) v
      WHERE s.seq BETWEEN $3 AND $4 AND s.kind IN ('clearing', 'return', 'reversal')
-       AND (p.run_id = $2 AND p.record_no = s.seq) IS NOT TRUE
+       AND (s.outcome IS NOT NULL OR (p.run_id = $2 AND p.record_no = s.seq) IS NOT TRUE)
     RETURNING verdict
 )
 SELECT verdict, count(*) FROM ev GROUP BY verdict`

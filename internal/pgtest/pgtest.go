@@ -242,3 +242,20 @@ func withDatabase(connString, database string) (string, error) {
 	// In a keyword/value string the last setting of a keyword wins.
 	return connString + " dbname='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(database) + "'", nil
 }
+
+// AsUser returns connString with its user replaced, for tests that connect
+// as a role of their own (to prove what the database refuses to a role).
+func AsUser(connString, user string) (string, error) {
+	if strings.HasPrefix(connString, "postgres://") || strings.HasPrefix(connString, "postgresql://") {
+		u, err := url.Parse(connString)
+		if err != nil {
+			return "", fmt.Errorf("pgtest: %q is not a valid URL: %w", connString, err)
+		}
+		u.User = url.User(user)
+		q := u.Query()
+		q.Del("user")
+		u.RawQuery = q.Encode()
+		return u.String(), nil
+	}
+	return connString + " user='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(user) + "'", nil
+}

@@ -139,9 +139,9 @@ func Release(ctx context.Context, conn *pgx.Conn, id int64) error {
 func Advance(ctx context.Context, tx pgx.Tx, tenant string, id, progress int64, c ledger.Counts) error {
 	tag, err := tx.Exec(ctx, `
 UPDATE runs SET progress = $3, posted = posted + $4, notices = notices + $5, duplicates = duplicates + $6,
-                conflicts = conflicts + $7, quarantined = quarantined + $8
+                conflicts = conflicts + $7, quarantined = quarantined + $8, settled = settled + $9
  WHERE tenant_id = $1 AND id = $2 AND status = 'running' AND progress < $3`,
-		tenant, id, progress, c.Posted, c.Notices, c.Duplicates, c.Conflicts, c.Quarantined)
+		tenant, id, progress, c.Posted, c.Notices, c.Duplicates, c.Conflicts, c.Quarantined, c.Settled)
 	if err != nil {
 		return fmt.Errorf("runs: advance run %d: %w", id, err)
 	}
@@ -167,14 +167,15 @@ SELECT id, kind, format, source, file_name, file_bytes, file_sha256,
                  WHERE l.locktype = 'advisory' AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
                    AND l.classid = 7411 AND l.objid = (id % 2147483648)::oid AND l.objsubid = 2 AND l.granted)
             THEN 'interrupted' ELSE status END,
-       started_at, finished_at, progress, records, skipped, posted, notices, duplicates, conflicts, quarantined
+       started_at, finished_at, progress, records, skipped, posted, notices, duplicates, conflicts, quarantined,
+       settled
   FROM runs`
 
 func scanRun(row pgx.CollectableRow) (Run, error) {
 	var r Run
 	err := row.Scan(&r.ID, &r.Kind, &r.Format, &r.Source, &r.FileName, &r.FileBytes, &r.FileSHA256,
 		&r.Status, &r.StartedAt, &r.FinishedAt, &r.Progress, &r.Records, &r.Skipped,
-		&r.Posted, &r.Notices, &r.Duplicates, &r.Conflicts, &r.Quarantined)
+		&r.Posted, &r.Notices, &r.Duplicates, &r.Conflicts, &r.Quarantined, &r.Settled)
 	return r, err
 }
 

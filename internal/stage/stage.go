@@ -46,9 +46,13 @@ CREATE TEMP TABLE IF NOT EXISTS record_stage (
     line_type      text    NOT NULL,
     line           bigint  NOT NULL,
     -- Filled while applying a chunk: the original a return or reversal
-    -- undoes, and why a record could not be posted.
+    -- undoes, the correction that settled a record, and why a record could
+    -- not be posted.
     base_direction text,
     parent_id      bigint,
+    -- settles_id is the correction posting that already settled a
+    -- clearing record (a late arrival), or that it conflicts with.
+    settles_id     bigint,
     outcome        text
 )`
 

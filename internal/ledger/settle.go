@@ -1,0 +1,98 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// settleLateArrivals handles records whose money a correction already
+// posted. When reconciliation found money on the statement that the ledger
+// lacked, an approved correction booked it against a suspense account. When
+// the original record then arrives, its money must not post a second time:
+// it is settled_by_correction, and if it names the customer account (which
+// the statement did not know), only a reclassification from suspense to
+// that account posts, under <key>:reclass. A record that matches the
+// correction's key or reference but not its amount, currency or direction
+// is a conflict. A second arrival after the reclassification is a
+// duplicate.
+//
+// Most ingests meet no such correction, so the check costs one small query
+// unless one exists for the source.
+func settleLateArrivals(ctx context.Context, tx pgx.Tx, b Batch, lo, hi int64) error {
+	var any bool
+	if err := tx.QueryRow(ctx, `
+SELECT EXISTS (SELECT 1 FROM corrections
+                WHERE tenant_id = $1 AND source = $2 AND class = 'missing_in_ledger' AND status = 'posted')`,
+		b.Tenant, b.Source).Scan(&any); err != nil {
+		return fmt.Errorf("ledger: look for settling corrections: %w", err)
+	}
+	if !any {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, markSettled, b.Tenant, b.Source, lo, hi); err != nil {
+		return fmt.Errorf("ledger: match records to corrections %d-%d: %w", lo, hi, err)
+	}
+	if _, err := tx.Exec(ctx, insertReclass, b.Tenant, b.RunID, lo, hi, b.Source); err != nil {
+		return fmt.Errorf("ledger: reclassify settled records %d-%d: %w", lo, hi, err)
+	}
+	return nil
+}
+
+// markSettled matches the chunk's clearing records to posted
+// missing_in_ledger corrections of the source: by key (the statement was
+// the same kind of file) or by reference and currency within a week (the
+// statement was a bank's, keyed otherwise).
+const markSettled = `
+UPDATE record_stage s
+   SET settles_id = m.id,
+       outcome = CASE WHEN NOT m.same THEN 'conflict'
+                      WHEN m.reclassed THEN 'duplicate'
+                      ELSE 'settled_by_correction' END
+  FROM (
+       SELECT DISTINCT ON (s2.seq) s2.seq, p.id,
+              (p.amount_minor = s2.amount_minor AND p.currency = s2.currency AND p.direction = s2.direction) AS same,
+              EXISTS (SELECT 1 FROM postings r
+                       WHERE r.tenant_id = $1 AND r.refers_to = p.id AND r.kind = 'reclass') AS reclassed
+         FROM record_stage s2
+         JOIN corrections c ON c.tenant_id = $1 AND c.source = $2 AND c.class = 'missing_in_ledger' AND c.status = 'posted'
+         JOIN postings p ON p.tenant_id = $1 AND p.id = c.posting_id
+        WHERE s2.seq BETWEEN $3 AND $4 AND s2.kind = 'clearing'
+          AND (p.posting_key = s2.own_key
+            OR (p.reference = s2.reference AND p.currency = s2.currency AND abs(p.value_date - s2.value_date) <= 7))
+        ORDER BY s2.seq, (p.posting_key = s2.own_key) DESC, p.id
+  ) m
+ WHERE s.seq = m.seq`
+
+// insertReclass moves a settled record's money from the suspense account
+// the correction used to the customer account the record names: the
+// suspense leg undoes the correction's, the customer leg is the record's.
+// The settlement account is not touched again.
+const insertReclass = `
+WITH cand AS (
+    SELECT DISTINCT ON (s.own_key) s.*, p.account AS suspense
+      FROM record_stage s
+      JOIN postings p ON p.tenant_id = $1 AND p.id = s.settles_id
+     WHERE s.seq BETWEEN $3 AND $4 AND s.outcome = 'settled_by_correction' AND s.account <> ''
+     ORDER BY s.own_key, s.seq
+), ins AS (
+    INSERT INTO postings (tenant_id, posting_key, kind, source, reference, alt_reference, value_date,
+                          amount_minor, currency, direction, account, account_last4, digest, refers_to,
+                          run_id, record_no, line, detail)
+    SELECT $1, own_key || ':reclass', 'reclass', $5, reference, alt_reference, value_date,
+           amount_minor, currency, direction, account, account_last4, digest, settles_id,
+           $2, seq, line, 'reclassified from ' || suspense
+      FROM cand
+     ORDER BY own_key
+    ON CONFLICT (tenant_id, posting_key) DO NOTHING
+    RETURNING id, account, direction, amount_minor, currency, value_date, refers_to
+)
+INSERT INTO legs (tenant_id, posting_id, leg_no, account, direction, amount_minor, currency, value_date)
+SELECT $1, ins.id, l.leg_no, l.account, l.direction, ins.amount_minor, ins.currency, ins.value_date
+  FROM ins
+  JOIN postings c ON c.tenant_id = $1 AND c.id = ins.refers_to
+ CROSS JOIN LATERAL (VALUES
+       (1::smallint, ins.account, ins.direction),
+       (2::smallint, c.account, CASE ins.direction WHEN 'C' THEN 'D' ELSE 'C' END)
+ ) AS l(leg_no, account, direction)`
