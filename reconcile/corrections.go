@@ -167,6 +167,7 @@ func Approve(ctx context.Context, pool *pgxpool.Pool, tenant string, id int64, o
 		a = Approval{ID: c.ID, Key: c.Key, Status: c.Status, Approvals: c.Approvals}
 		switch c.Status {
 		case "posted":
+			a.Needed = c.Approvals
 			a.Note = "already posted; nothing more to do"
 			a.PostingKey = c.PostingKey
 			return nil

@@ -27,6 +27,18 @@ func classRank(code string) int {
 	return len(report.KnownClasses())
 }
 
+// Latest returns the id of the tenant's newest reconciliation run.
+func Latest(ctx context.Context, q ledger.Querier, tenant string) (int64, error) {
+	var id *int64
+	if err := q.QueryRow(ctx, `SELECT max(id) FROM reconciliations WHERE tenant_id = $1`, tenant).Scan(&id); err != nil {
+		return 0, fmt.Errorf("reconcile: latest run: %w", err)
+	}
+	if id == nil {
+		return 0, fmt.Errorf("%w: tenant %q has no reconciliation runs yet", ErrNotFound, tenant)
+	}
+	return *id, nil
+}
+
 // Load reads a stored reconciliation run as a report.
 func Load(ctx context.Context, q ledger.Querier, tenant string, runID int64) (*report.Report, error) {
 	r := &report.Report{RunID: runID, Tenant: tenant}

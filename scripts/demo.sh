@@ -9,6 +9,8 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/clearing-demo.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 tenant="demo-$(date +%Y%m%d-%H%M%S)"
 export CLEARING_LOG_LEVEL=${CLEARING_LOG_LEVEL:-warn}
+# A key of its own keeps the demo's account hashes apart from real ones.
+export CLEARING_PII_KEY=${CLEARING_PII_KEY:-clearing-demo-key}
 
 step() { printf '\n\033[1m== %s\033[0m\n$ %s\n' "$1" "${*:2}"; }
 
@@ -46,6 +48,17 @@ run "The bank's statement, imported as statement lines (never postings)" 0 \
 	statement import --source ach "$dir/statement.bai2"
 run "Reconcile the day: every difference classified and explained; breaks exit 3" 3 \
 	reconcile --source ach --from "$FROM" --to "$TO"
+run "The corrections reconciliation proposes" 0 corrections list --status proposed
+ids=$("$clearing" --tenant "$tenant" -o csv corrections list --status proposed | awk -F, 'NR > 1 { print $1 }')
+run "An operator approves them: each posts once, with kind correction" 0 \
+	corrections approve $ids --operator alice --reason "confirmed with the bank's statement"
+run "Approving again posts nothing more" 0 corrections approve $ids --operator alice --reason "again"
+run "Reconcile again: the corrected breaks close; what is left still needs a person" 3 \
+	reconcile --source ach --from "$FROM" --to "$TO"
+step "The same report as a self-contained HTML page for finance" "clearing report latest -o html > $dir/report.html"
+"$clearing" --tenant "$tenant" report latest -o html > "$dir/report.html"
+echo "wrote $(wc -c < "$dir/report.html") bytes; open it in a browser"
+run "Balances by kind of posting: corrections show apart from clearing and returns" 0 balance --by-kind --account 'settlement:*'
 run "Run history" 0 runs
 echo
 echo "demo done: tenant $tenant"

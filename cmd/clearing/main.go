@@ -140,7 +140,13 @@ func newRootCommand(g *globalOptions) *cobra.Command {
 }
 
 func (g *globalOptions) setupLogging() error {
-	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	var level slog.Level
+	if v := os.Getenv("CLEARING_LOG_LEVEL"); v != "" {
+		if err := level.UnmarshalText([]byte(v)); err != nil {
+			return usagef("CLEARING_LOG_LEVEL %q: use debug, info, warn or error", v)
+		}
+	}
+	opts := &slog.HandlerOptions{Level: level}
 	switch g.logFormat {
 	case "text":
 		g.log = slog.New(slog.NewTextHandler(g.stderr, opts))

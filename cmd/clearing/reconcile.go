@@ -98,7 +98,7 @@ func runReconcile(ctx context.Context, g *globalOptions, o reconcile.Options) er
 
 func newReportCommand(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
-		Use:   "report RUN",
+		Use:   "report RUN|latest",
 		Short: "Show a stored reconciliation as a table, CSV, JSON or HTML",
 		Long: `Show a stored reconciliation run. -o table (the default) prints the summary,
 the bridge per currency and the breaks grouped by class; -o csv prints one row
@@ -106,19 +106,24 @@ per discrepancy; -o json prints the documented report document (docs/report.md);
 -o html prints a self-contained page with the bridge, a chart of breaks by class
 and amount, and the break list.`,
 		Example: `  clearing report 7
-  clearing report 7 -o html > recon-2026-11.html
+  clearing report latest -o html > recon-2026-11.html
   clearing report 7 -o csv > breaks.csv`,
 		Args: cobra.ExactArgs(1),
 		RunE: g.run(func(ctx context.Context, args []string) error {
 			id, err := strconv.ParseInt(args[0], 10, 64)
-			if err != nil {
-				return usagef("run id %q is not a number", args[0])
+			if err != nil && args[0] != "latest" {
+				return usagef("run id %q is not a number (or latest)", args[0])
 			}
 			d, err := g.open(ctx, false)
 			if err != nil {
 				return err
 			}
 			defer d.Close(ctx)
+			if args[0] == "latest" {
+				if id, err = reconcile.Latest(ctx, d.pool, g.tenant); err != nil {
+					return err
+				}
+			}
 			r, err := reconcile.Load(ctx, d.pool, g.tenant, id)
 			if err != nil {
 				return err

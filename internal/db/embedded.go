@@ -129,7 +129,7 @@ func StartEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error)
 	}
 	e.users = users
 	if started {
-		e.log.Info("embedded PostgreSQL started", slog.String("home", e.home),
+		e.log.Debug("embedded PostgreSQL started", slog.String("home", e.home),
 			slog.Int("version", e.bin.major), slog.Duration("took", time.Since(began)))
 	} else {
 		e.log.Debug("embedded PostgreSQL already running", slog.String("home", e.home))
@@ -295,7 +295,7 @@ func (e *Embedded) Close(ctx context.Context) error {
 		return err
 	}
 	if stopped {
-		e.log.Info("embedded PostgreSQL stopped", slog.String("home", e.home), slog.Duration("took", time.Since(began)))
+		e.log.Debug("embedded PostgreSQL stopped", slog.String("home", e.home), slog.Duration("took", time.Since(began)))
 	}
 	return nil
 }
