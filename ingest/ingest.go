@@ -144,6 +144,16 @@ func apply(ctx context.Context, conn *pgx.Conn, st *stage.Loaded, o Options, sum
 		o.Log.Info("resuming interrupted run", slog.Int64("run_id", run.ID), slog.Int64("applied", run.Progress),
 			slog.Int64("staged", st.Len()))
 	}
+	if st.PositionalKeys {
+		held, err := ledger.HoldIfShifted(ctx, conn, o.Tenant)
+		if err != nil {
+			return sum, err
+		}
+		if held {
+			o.Log.Warn("lines keyed by position collide with other content: nothing of the file posts",
+				slog.String("file", st.Name))
+		}
+	}
 	b := ledger.Batch{Tenant: o.Tenant, Source: o.Source, RunID: run.ID}
 	n := st.Len()
 	for lo := run.Progress + 1; lo <= n; lo += int64(o.ChunkSize) {
@@ -203,6 +213,11 @@ func dryRun(ctx context.Context, conn *pgx.Conn, st *stage.Loaded, o Options, su
 		FileBytes: st.Bytes, FileSHA256: st.SHA256, Records: st.Records, Skipped: st.Skipped}
 	if err := runs.Insert(ctx, tx, o.Tenant, &run); err != nil {
 		return sum, err
+	}
+	if st.PositionalKeys {
+		if _, err := ledger.HoldIfShifted(ctx, conn, o.Tenant); err != nil {
+			return sum, err
+		}
 	}
 	var total ledger.Counts
 	b := ledger.Batch{Tenant: o.Tenant, Source: o.Source, RunID: run.ID}

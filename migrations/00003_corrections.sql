@@ -42,6 +42,12 @@ CREATE TABLE config (
 -- Ingest counts records that a correction had already settled.
 ALTER TABLE runs ADD COLUMN settled bigint NOT NULL DEFAULT 0;
 
+-- A file keyed by line positions whose lines shifted is held whole.
+ALTER TABLE audit_events DROP CONSTRAINT audit_events_verdict_check;
+ALTER TABLE audit_events ADD CONSTRAINT audit_events_verdict_check CHECK (verdict IN (
+    'duplicate', 'conflict', 'in_file_duplicate', 'orphan_return', 'ambiguous_original', 'link_mismatch',
+    'exceeds_original', 'settled_by_correction', 'held_by_conflict'));
+
 -- The roles. They are cluster-wide and may exist already (another database,
 -- a concurrent migration), so creating one that exists is not an error.
 -- +goose StatementBegin
@@ -83,6 +89,10 @@ ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO clearing_rea
 -- ran the migrations): the admin.
 
 -- +goose Down
+ALTER TABLE audit_events DROP CONSTRAINT audit_events_verdict_check;
+ALTER TABLE audit_events ADD CONSTRAINT audit_events_verdict_check CHECK (verdict IN (
+    'duplicate', 'conflict', 'in_file_duplicate', 'orphan_return', 'ambiguous_original', 'link_mismatch',
+    'exceeds_original', 'settled_by_correction'));
 ALTER DEFAULT PRIVILEGES IN SCHEMA public REVOKE SELECT ON TABLES FROM clearing_reader, clearing_ingest, clearing_approver;
 REVOKE ALL ON ALL TABLES IN SCHEMA public FROM clearing_reader, clearing_ingest, clearing_approver;
 REVOKE USAGE ON SCHEMA public FROM clearing_reader, clearing_ingest, clearing_approver;

@@ -63,6 +63,10 @@ type Opened struct {
 	// Source is the format's default source: "ach", "iso8583", "bai2", or
 	// the CSV mapping's source.
 	Source string
+	// PositionalKeys says the keys come from the file's name and line
+	// numbers (a CSV mapping without key columns), so that a record's key
+	// changes when an earlier line is added or removed.
+	PositionalKeys bool
 }
 
 // Open builds the reader for the file at path.
@@ -114,7 +118,7 @@ func openCSV(in Input, path string, o Options) (Opened, error) {
 		fileID = filepath.Base(path)
 	}
 	r, err := csv.NewReader(in, m, csv.Options{FileID: fileID, Hasher: o.Hasher})
-	return Opened{Reader: r, Format: CSV, Source: m.Source}, err
+	return Opened{Reader: r, Format: CSV, Source: m.Source, PositionalKeys: len(m.Key) == 0}, err
 }
 
 // detect tells the format from the first bytes of the file: an ACH file

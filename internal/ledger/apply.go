@@ -108,6 +108,28 @@ func Apply(ctx context.Context, tx pgx.Tx, b Batch, lo, hi int64) (Counts, error
 	return c, nil
 }
 
+// HoldIfShifted protects a file whose keys are positions (file and line)
+// from a corrected version that shifted its lines: a record that lands on
+// an earlier line's key is a conflict, and every line after it would post
+// under a key that is new only because it moved. So when any staged
+// clearing record's key is already posted with other content, nothing of
+// the file posts: the colliding records are audited as duplicates or
+// conflicts, and every other record as held_by_conflict, for a person. It
+// works on the connection's stage and writes nothing else; it returns
+// whether the file is held.
+func HoldIfShifted(ctx context.Context, conn *pgx.Conn, tenant string) (bool, error) {
+	tag, err := conn.Exec(ctx, `
+UPDATE record_stage s SET outcome = 'held_by_conflict'
+ WHERE s.kind = 'clearing'
+   AND NOT EXISTS (SELECT 1 FROM postings p WHERE p.tenant_id = $1 AND p.posting_key = s.own_key)
+   AND EXISTS (SELECT 1 FROM record_stage c JOIN postings p ON p.tenant_id = $1 AND p.posting_key = c.own_key
+                WHERE c.kind = 'clearing' AND p.digest <> c.digest)`, tenant)
+	if err != nil {
+		return false, fmt.Errorf("ledger: check for shifted lines: %w", err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
 // insertClearing posts the chunk's clearing records. DISTINCT ON keeps the
 // first of several records sharing a key in the chunk; the audit pass then
 // finds the others colliding with a posting of this same run and quarantines

@@ -23,6 +23,8 @@ type Loaded struct {
 	SHA256  []byte
 	Records int64 // every record read, skipped ones included
 	Skipped int64
+	// PositionalKeys: see registry.Opened.
+	PositionalKeys bool
 }
 
 // LoadFile parses the whole file at path into a new stage on conn. Any bad
@@ -44,7 +46,8 @@ func LoadFile(ctx context.Context, conn *pgx.Conn, path string, maxBytes int64, 
 	if err != nil {
 		return nil, err
 	}
-	l := &Loaded{Stage: stg, Format: opened.Format, Source: opened.Source, Name: filepath.Base(path), Bytes: in.Size()}
+	l := &Loaded{Stage: stg, Format: opened.Format, Source: opened.Source, Name: filepath.Base(path), Bytes: in.Size(),
+		PositionalKeys: opened.PositionalKeys}
 	rd := opened.Reader
 	var firstBad error
 	next := func() (*formats.Record, error) {
