@@ -13,13 +13,18 @@ FUZZTIME    ?= 10s
 CLEARING_CORPUS ?= $(wildcard $(abspath ../shared/corpus))
 export CLEARING_CORPUS
 
-.PHONY: build test demo bench lint fuzz clean
+.PHONY: build test test-double demo bench lint fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/clearing
 
 test:
 	$(GO) run ./internal/pgtest/withcluster -- $(GO) test -count=1 -timeout 30m ./...
+
+# The integration suite again, with every ingest, statement import and
+# approval applied twice: what it asserts about the ledger must still hold.
+test-double:
+	$(GO) run ./internal/pgtest/withcluster -- env CLEARING_TEST_DOUBLE_APPLY=1 $(GO) test -count=1 -timeout 30m ./cmd/clearing
 
 demo: build
 	./scripts/demo.sh $(BIN)

@@ -227,7 +227,8 @@ date_layout = "2006-01-02"
 	if got := c.count(`SELECT coalesce(sum(amount_minor), 0) FROM postings WHERE tenant_id = $1`, c.tenant); got != 300 {
 		t.Fatalf("postings sum to %d minor units, want 300: nothing posted twice", got)
 	}
-	if n := c.count(`SELECT count(*) FROM audit_events WHERE tenant_id = $1 AND verdict = 'held_by_conflict' AND needs_attention`, c.tenant); n != 1 {
+	if n := c.count(`SELECT count(*) FROM audit_events WHERE tenant_id = $1 AND run_id = $2 AND verdict = 'held_by_conflict' AND needs_attention`,
+		c.tenant, s.RunID); n != 1 {
 		t.Fatalf("%d held_by_conflict events, want 1", n)
 	}
 	// Appended rows with the old lines intact post as usual.
