@@ -149,6 +149,29 @@ SELECT count(*), min(db_role) FROM correction_decisions WHERE tenant_id = $1 AND
 	if n := len(c.corrections()); n != 3 {
 		t.Fatalf("re-reconciling proposed new corrections: %d in all", n)
 	}
+	var look struct {
+		Related []struct {
+			Key  string `json:"key"`
+			Kind string `json:"kind"`
+		} `json:"related"`
+		Reconciliation struct {
+			Discrepancies []struct {
+				Class string `json:"class"`
+			} `json:"discrepancies"`
+			Corrections []struct {
+				Status string `json:"status"`
+			} `json:"corrections"`
+		} `json:"reconciliation"`
+	}
+	postingKey := strings.TrimSuffix(mismatch.Key, ":correction:amount_mismatch")
+	if err := json.Unmarshal([]byte(c.must(0, "-o", "json", "lookup", postingKey).stdout), &look); err != nil {
+		t.Fatal(err)
+	}
+	rs := look.Reconciliation
+	if len(look.Related) != 1 || look.Related[0].Kind != "correction" || len(rs.Discrepancies) != 1 ||
+		rs.Discrepancies[0].Class != "corrected" || len(rs.Corrections) != 1 || rs.Corrections[0].Status != "posted" {
+		t.Fatalf("lookup does not show the correction and the closed break: %+v", look)
+	}
 	by := c.must(0, "balance", "--by-kind", "--account", "suspense:ach").stdout
 	if !strings.Contains(by, "correction") {
 		t.Fatalf("balance --by-kind does not show the correction:\n%s", by)

@@ -11,6 +11,7 @@ import (
 	"github.com/clearing-dev/clearing/internal/ledger"
 	"github.com/clearing-dev/clearing/internal/money"
 	"github.com/clearing-dev/clearing/internal/output"
+	"github.com/clearing-dev/clearing/reconcile"
 )
 
 func newLookupCommand(g *globalOptions) *cobra.Command {
@@ -19,8 +20,9 @@ func newLookupCommand(g *globalOptions) *cobra.Command {
 		Short: "Everything about one intent: posting, legs, duplicates, conflicts, returns, notices",
 		Long: `Show everything the ledger knows about one natural key: the posting and its
 legs, the returns and reversals derived from it, its notices (NOCs, prenotes),
-and every time it arrived again and was not posted (duplicate, conflict,
-quarantine), with the run, file and line it arrived in.
+every time it arrived again and was not posted (duplicate, conflict,
+quarantine), with the run, file and line it arrived in, what the newest
+reconciliation that compared it said, and its corrections.
 
 Keys (see README):
   ach:<company identification>:<effective entry date>:<trace number>
@@ -45,16 +47,45 @@ func runLookup(ctx context.Context, g *globalOptions, key string) error {
 	if err != nil {
 		return err
 	}
-	if !l.Found() {
+	st, err := reconcile.StatusOf(ctx, d.pool, g.tenant, key)
+	if err != nil {
+		return err
+	}
+	if !l.Found() && len(st.Discrepancies) == 0 && len(st.Corrections) == 0 {
 		return fmt.Errorf("%w: nothing is known about key %q in tenant %q", ledger.ErrNotFound, key, g.tenant)
 	}
 	switch g.output {
 	case output.JSON:
-		return output.WriteJSON(g.stdout, l)
+		return output.WriteJSON(g.stdout, struct {
+			ledger.Lookup
+			Reconciliation reconcile.Status `json:"reconciliation"`
+		}{l, st})
 	case output.CSV:
 		return output.WriteCSV(g.stdout, postingRows(append(optional(l.Posting), l.Related...)))
 	}
-	return writeLookupText(g.stdout, l)
+	if err := writeLookupText(g.stdout, l); err != nil {
+		return err
+	}
+	return writeStatusText(g.stdout, st)
+}
+
+func writeStatusText(w io.Writer, st reconcile.Status) error {
+	fmt.Fprintf(w, "\nreconciliation\n")
+	if len(st.Discrepancies) == 0 {
+		fmt.Fprintln(w, "no discrepancy listed: matched in every run that compared it, or not reconciled yet")
+	}
+	for _, d := range st.Discrepancies {
+		fmt.Fprintf(w, "run %d (%s): %s: %s\n", d.RunID, d.RunAt.Format("2006-01-02 15:04"), d.Class, d.Explanation)
+	}
+	if len(st.Corrections) == 0 {
+		return nil
+	}
+	rows := output.Rows{Header: []string{"correction", "key", "class", "status", "amount", "approvals"}}
+	for _, c := range st.Corrections {
+		rows.Add(itoa(c.ID), c.Key, c.Class, c.Status, amount(c.Amount, c.Currency)+" "+c.Currency, fmt.Sprint(c.Approvals))
+	}
+	fmt.Fprintf(w, "\ncorrections\n")
+	return output.WriteTable(w, rows)
 }
 
 func optional(p *ledger.Posting) []ledger.Posting {
