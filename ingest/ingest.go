@@ -99,10 +99,12 @@ func File(ctx context.Context, pool *pgxpool.Pool, path string, o Options) (Summ
 
 	ro := o.Reader
 	ro.Format, ro.Allowed, ro.Hasher = o.Format, Formats, o.Hasher
+	began := time.Now()
 	st, err := stage.LoadFile(ctx, conn, path, o.MaxFileBytes, ro)
 	if err != nil {
 		return sum, err
 	}
+	o.Log.Debug("staged", slog.String("file", st.Name), slog.Int64("records", st.Len()), slog.Duration("took", time.Since(began)))
 	if o.Format = st.Format; o.Source == "" {
 		o.Source = st.Source
 	}
@@ -158,6 +160,7 @@ func apply(ctx context.Context, conn *pgx.Conn, st *stage.Loaded, o Options, sum
 	n := st.Len()
 	for lo := run.Progress + 1; lo <= n; lo += int64(o.ChunkSize) {
 		hi := min(lo+int64(o.ChunkSize)-1, n)
+		began := time.Now()
 		err := retry(ctx, o.Log, func() error {
 			return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 				if err := failpoint.Hit(failpoint.IngestStaged); err != nil {
@@ -179,6 +182,7 @@ func apply(ctx context.Context, conn *pgx.Conn, st *stage.Loaded, o Options, sum
 		if err != nil {
 			return sum, fmt.Errorf("ingest: %s: records %d-%d: %w (records before %d are applied; run the same command again to resume)", st.Name, lo, hi, err, lo)
 		}
+		o.Log.Debug("chunk applied", slog.Int64("from", lo), slog.Int64("to", hi), slog.Duration("took", time.Since(began)))
 		if o.Progress != nil {
 			o.Progress(hi, n)
 		}

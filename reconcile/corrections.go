@@ -164,6 +164,14 @@ func Approve(ctx context.Context, pool *pgxpool.Pool, tenant string, id int64, o
 		if err != nil {
 			return err
 		}
+		// Count the approvals again now that the row is locked: the count
+		// read with the row comes from the snapshot taken before waiting
+		// for the lock, and would miss an approval committed meanwhile.
+		if err := tx.QueryRow(ctx, `
+SELECT count(*) FROM correction_decisions WHERE tenant_id = $1 AND correction_id = $2 AND decision = 'approve'`,
+			tenant, c.ID).Scan(&c.Approvals); err != nil {
+			return err
+		}
 		a = Approval{ID: c.ID, Key: c.Key, Status: c.Status, Approvals: c.Approvals}
 		switch c.Status {
 		case "posted":
@@ -173,6 +181,13 @@ func Approve(ctx context.Context, pool *pgxpool.Pool, tenant string, id int64, o
 			return nil
 		case "rejected":
 			return fmt.Errorf("%w: correction %d (%s); rejection is final", ErrRejectedCorrection, c.ID, c.Key)
+		}
+		// From here to commit no ingest of the source is between its
+		// check for settling corrections and its commit: the check below
+		// sees every original that arrived, and an ingest that starts now
+		// sees this correction posted.
+		if err := ledger.LockSource(ctx, tx, tenant, c.Source, true); err != nil {
+			return err
 		}
 		if err := checkStillNeeded(ctx, tx, tenant, c); err != nil {
 			return err

@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clearing-dev/clearing/internal/money"
@@ -67,14 +69,24 @@ func Run(ctx context.Context, pool *pgxpool.Pool, o Options) (*report.Report, er
 	}
 	var runID int64
 	// One snapshot for every statement, so that an ingest committing while
-	// this runs cannot make the ledger side disagree with itself.
-	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
-		var err error
-		runID, err = reconcileIn(ctx, tx, o)
-		return err
-	})
-	if err != nil {
-		return nil, err
+	// this runs cannot make the ledger side disagree with itself. A run that
+	// proposes a correction another run committed since its snapshot is
+	// refused by the snapshot (serialization failure); run again, it finds
+	// the correction proposed and proposes nothing.
+	for attempt := 1; ; attempt++ {
+		err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+			var err error
+			runID, err = reconcileIn(ctx, tx, o)
+			return err
+		})
+		var pgErr *pgconn.PgError
+		if err != nil && attempt < 5 && errors.As(err, &pgErr) && pgErr.Code == pgerrcode.SerializationFailure {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		break
 	}
 	return Load(ctx, pool, o.Tenant, runID)
 }
@@ -87,63 +99,125 @@ VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, o.Tenant, o.Source, o.From, o.To,
 	if err != nil {
 		return 0, fmt.Errorf("reconcile: start run: %w", err)
 	}
-	steps := []struct {
-		what string
-		sql  string
-		args []any
-	}{
-		{"gather ledger items", gatherLedger, []any{o.Tenant, o.Source, o.From, o.To}},
-		{"gather statement lines", gatherStatement, []any{o.Tenant, o.Source, o.From, o.To}},
-		{"pair items", pairItems, nil},
-		{"classify", classify, []any{o.WindowDays, o.Tolerance, o.Tenant}},
+	// The pass sorts and hashes both sides; in memory, not in temp files.
+	if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '256MB'`); err != nil {
+		return 0, fmt.Errorf("reconcile: %w", err)
 	}
-	for _, s := range steps {
-		if _, err := tx.Exec(ctx, s.sql, s.args...); err != nil {
-			return 0, fmt.Errorf("reconcile: %s: %w", s.what, err)
-		}
+	var last *time.Time
+	if err := tx.QueryRow(ctx, `
+SELECT max(value_date) FROM statement_lines WHERE tenant_id = $1 AND source = $2 AND value_date BETWEEN $3 AND $4`,
+		o.Tenant, o.Source, o.From, o.To).Scan(&last); err != nil {
+		return 0, fmt.Errorf("reconcile: statement's last date: %w", err)
 	}
-	if err := checkAccounted(ctx, tx); err != nil {
+	period := []any{o.Tenant, o.Source, o.From, o.To}
+	if err := run(ctx, tx, []step{
+		{"prepare", createClass, nil},
+		{"pair and classify", pairAndClassify, append(period, o.WindowDays, o.Tolerance, last)},
+		{"check returns", settleReturns, []any{o.Tenant, o.From, o.To, last}},
+		{"pair across currencies", pairCurrencies, nil},
+	}); err != nil {
 		return 0, err
+	}
+	var settlements bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM recon_class WHERE class = 'settlement_to_check')`).Scan(&settlements); err != nil {
+		return 0, fmt.Errorf("reconcile: %w", err)
+	}
+	if settlements {
+		if _, err := tx.Exec(ctx, checkSettlements, append(period, o.Tolerance)...); err != nil {
+			return 0, fmt.Errorf("reconcile: check settlement totals: %w", err)
+		}
 	}
 	if err := loadExponents(ctx, tx); err != nil {
 		return 0, err
 	}
-	steps = []struct {
-		what string
-		sql  string
-		args []any
-	}{
-		{"store totals", storeTotals, []any{o.Tenant, runID}},
-		{"store discrepancies", storeDiscrepancies, []any{o.Tenant, runID, o.WindowDays}},
+	if err := run(ctx, tx, []step{
+		{"store classes", storeClasses, []any{o.Tenant, runID}},
+		{"store discrepancies", storeDiscrepancies, []any{o.Tenant, runID, o.WindowDays, last}},
 		{"propose corrections", proposeCorrections, []any{o.Tenant, runID, o.Source, o.AdjustmentsAccount, o.SuspenseAccount}},
-		{"finish run", finishRun, []any{o.Tenant, runID}},
+	}); err != nil {
+		return 0, err
 	}
-	for _, s := range steps {
-		if _, err := tx.Exec(ctx, s.sql, s.args...); err != nil {
-			return 0, fmt.Errorf("reconcile: %s: %w", s.what, err)
-		}
+	if err := storeTotals(ctx, tx, o, runID, last); err != nil {
+		return 0, err
 	}
 	return runID, nil
 }
 
-// checkAccounted asserts that every ledger item and every statement line
-// ended in exactly one class.
-func checkAccounted(ctx context.Context, tx pgx.Tx) error {
-	var ledger, ledgerClassified, ledgerTwice, lines, linesClassified, linesTwice int64
-	err := tx.QueryRow(ctx, `
-SELECT (SELECT count(*) FROM recon_ledger),
-       (SELECT count(DISTINCT l_id) FROM recon_class WHERE l_id IS NOT NULL),
-       (SELECT count(*) - count(DISTINCT l_id) FROM recon_class WHERE l_id IS NOT NULL),
-       (SELECT count(*) FROM recon_statement),
-       (SELECT count(DISTINCT s_id) FROM recon_class WHERE s_id IS NOT NULL),
-       (SELECT count(*) - count(DISTINCT s_id) FROM recon_class WHERE s_id IS NOT NULL)`).Scan(
-		&ledger, &ledgerClassified, &ledgerTwice, &lines, &linesClassified, &linesTwice)
+// step is one statement of a run, with what to call it in an error.
+type step struct {
+	what string
+	sql  string
+	args []any
+}
+
+func run(ctx context.Context, tx pgx.Tx, steps []step) error {
+	for _, s := range steps {
+		if _, err := tx.Exec(ctx, s.sql, s.args...); err != nil {
+			return fmt.Errorf("reconcile: %s: %w", s.what, err)
+		}
+	}
+	return nil
+}
+
+// storeTotals records each side's totals, counted apart from the
+// classification, and checks that every ledger item and every statement
+// line ended in exactly one class: the classes hold as many of each as the
+// sides do.
+func storeTotals(ctx context.Context, tx pgx.Tx, o Options, runID int64, last *time.Time) error {
+	type side struct{ count, total int64 }
+	ledgerSide, statementSide := map[string]side{}, map[string]side{}
+	rows, err := tx.Query(ctx, sideTotals, o.Tenant, o.Source, o.From, o.To)
+	if err != nil {
+		return fmt.Errorf("reconcile: side totals: %w", err)
+	}
+	var which, currency string
+	var count, total int64
+	if _, err := pgx.ForEachRow(rows, []any{&which, &currency, &count, &total}, func() error {
+		if which == "ledger" {
+			ledgerSide[currency] = side{count, total}
+		} else {
+			statementSide[currency] = side{count, total}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("reconcile: side totals: %w", err)
+	}
+	var ledgerItems, lines, classifiedItems, classifiedLines, matchedItems, matchedLines int64
+	currencies := map[string]bool{}
+	for c, s := range ledgerSide {
+		ledgerItems += s.count
+		currencies[c] = true
+	}
+	for c, s := range statementSide {
+		lines += s.count
+		currencies[c] = true
+	}
+	err = tx.QueryRow(ctx, `
+SELECT coalesce(sum(ledger_items), 0), coalesce(sum(statement_lines), 0),
+       coalesce(sum(ledger_items) FILTER (WHERE class IN ('matched', 'corrected')), 0),
+       coalesce(sum(statement_lines) FILTER (WHERE class IN ('matched', 'corrected')), 0)
+  FROM reconciliation_classes WHERE tenant_id = $1 AND run_id = $2`, o.Tenant, runID).Scan(
+		&classifiedItems, &classifiedLines, &matchedItems, &matchedLines)
 	if err != nil {
 		return fmt.Errorf("reconcile: count classified items: %w", err)
 	}
-	if ledger != ledgerClassified || ledgerTwice != 0 || lines != linesClassified || linesTwice != 0 {
-		return fmt.Errorf("%w: %d ledger items, %d classified (%d twice); %d statement lines, %d classified (%d twice)",
-			ErrUnaccounted, ledger, ledgerClassified, ledgerTwice, lines, linesClassified, linesTwice)
+	if classifiedItems != ledgerItems || classifiedLines != lines {
+		return fmt.Errorf("%w: %d ledger items, %d classified; %d statement lines, %d classified",
+			ErrUnaccounted, ledgerItems, classifiedItems, lines, classifiedLines)
+	}
+	for c := range currencies {
+		if _, err := tx.Exec(ctx, `
+INSERT INTO reconciliation_totals (tenant_id, run_id, currency, ledger_total, statement_total)
+VALUES ($1, $2, $3, $4, $5)`, o.Tenant, runID, c, ledgerSide[c].total, statementSide[c].total); err != nil {
+			return fmt.Errorf("reconcile: store totals: %w", err)
+		}
+	}
+	_, err = tx.Exec(ctx, `
+UPDATE reconciliations
+   SET statement_last_date = $3, ledger_items = $4, statement_lines = $5, matched_ledger = $6, matched_statement = $7
+ WHERE tenant_id = $1 AND id = $2`, o.Tenant, runID, last, ledgerItems, lines, matchedItems, matchedLines)
+	if err != nil {
+		return fmt.Errorf("reconcile: finish run: %w", err)
 	}
 	return nil
 }
@@ -152,7 +226,8 @@ SELECT (SELECT count(*) FROM recon_ledger),
 // that amounts read "99.50 USD", exactly.
 func loadExponents(ctx context.Context, tx pgx.Tx) error {
 	rows, err := tx.Query(ctx, `
-SELECT currency FROM recon_ledger UNION SELECT currency FROM recon_statement`)
+SELECT l_currency FROM recon_class WHERE l_currency IS NOT NULL
+UNION SELECT s_currency FROM recon_class WHERE s_currency IS NOT NULL`)
 	if err != nil {
 		return fmt.Errorf("reconcile: currencies: %w", err)
 	}

@@ -1,27 +1,194 @@
 package reconcile
 
-// The reconciliation is a handful of set-based statements over temporary
-// tables that live for the run's transaction:
+// The reconciliation reads each side once. One statement pairs ledger items
+// and statement lines with a full outer join and classifies every row of it;
+// matched pairs are only counted, and everything else lands in a temporary
+// table that lives for the run's transaction:
 //
-//	recon_ledger     the postings of the source and period, each with its
-//	                 approved corrections folded in (signed minor units)
-//	recon_statement  the statement lines of the source and period
-//	recon_pair       one-to-one pairs on reference (and currency)
-//	recon_class      every ledger item and every line, in exactly one class
+//	recon_matched  per currency: how many pairs matched, and their sums
+//	recon_class    every item that did not simply match, in one class
 //
-// Amounts are signed from the counterparty's side: a credit to the
-// counterparty is positive on both sides, so a matched pair has equal
-// amounts and a difference is ledger minus statement.
+// A few small steps then refine recon_class (cross-currency pairs, returns,
+// settlement totals) before the run's totals, classes and discrepancies are
+// stored. Amounts are signed from the counterparty's side: a credit to the
+// counterparty is positive, so a matched pair has equal amounts and a
+// difference is ledger minus statement.
 
-// gatherLedger reads the ledger side. A correction that adjusts a posting
-// (amount mismatch) is folded into that posting; a correction that stands
-// alone (money the ledger lacked, an unbooked fee) is an item of its own.
-const gatherLedger = `
-CREATE TEMP TABLE recon_ledger ON COMMIT DROP AS
-SELECT p.id, p.posting_key AS key, p.kind, coalesce(p.reference, '') AS reference, p.currency::text AS currency,
-       p.value_date, p.run_id, p.line, p.refers_to,
-       (CASE p.direction WHEN 'C' THEN p.amount_minor ELSE -p.amount_minor END) + coalesce(c.adjustment, 0)::bigint AS amount,
-       (c.refers_to IS NOT NULL OR p.kind = 'correction') AS corrected
+// ledgerItems is the ledger side: the source's postings of the period, each
+// with its approved corrections folded in, numbered within its reference and
+// currency by amount, date and key. A correction that adjusts a posting
+// (amount mismatch) is folded into it; one that stands alone (money the
+// ledger lacked, an unbooked fee) is an item of its own.
+const ledgerItems = `
+SELECT p.id, coalesce(p.reference, '') AS reference, p.currency::text AS currency, p.value_date, p.kind,
+       p.refers_to, x.amount, (c.refers_to IS NOT NULL OR p.kind = 'correction') AS corrected,
+       CASE WHEN coalesce(p.reference, '') <> '' THEN row_number() OVER (
+            PARTITION BY coalesce(p.reference, ''), p.currency ORDER BY x.amount, p.value_date, p.posting_key) END AS rn
+  FROM postings p
+  LEFT JOIN (SELECT refers_to, sum(CASE direction WHEN 'C' THEN amount_minor ELSE -amount_minor END) AS adjustment
+               FROM postings
+              WHERE tenant_id = $1 AND refers_to IS NOT NULL AND kind = 'correction'
+              GROUP BY refers_to) c ON c.refers_to = p.id
+ CROSS JOIN LATERAL (SELECT (CASE p.direction WHEN 'C' THEN p.amount_minor ELSE -p.amount_minor END)
+                            + coalesce(c.adjustment, 0)::bigint AS amount) x
+ WHERE p.tenant_id = $1 AND p.source = $2 AND p.value_date BETWEEN $3 AND $4
+   AND p.kind IN ('clearing', 'return', 'reversal', 'correction')
+   AND NOT (p.kind = 'correction' AND p.refers_to IS NOT NULL)`
+
+// statementLines is the statement side. Lines that repeat a key and
+// settlement totals never pair, so they get no number.
+const statementLines = `
+SELECT l.id, l.reference, l.currency::text AS currency, l.value_date, l.line_type, l.occurrence, x.amount,
+       CASE WHEN x.pairs THEN row_number() OVER (
+            PARTITION BY l.reference, l.currency, x.pairs ORDER BY x.amount, l.value_date, l.line_key) END AS rn
+  FROM statement_lines l
+ CROSS JOIN LATERAL (SELECT CASE l.direction WHEN 'C' THEN l.amount_minor ELSE -l.amount_minor END AS amount,
+                            (l.reference <> '' AND l.occurrence = 1 AND l.line_type <> 'settlement_total') AS pairs) x
+ WHERE l.tenant_id = $1 AND l.source = $2 AND l.value_date BETWEEN $3 AND $4`
+
+const createClass = `
+CREATE TEMP TABLE recon_class (
+    l_id        bigint,
+    s_id        bigint,
+    class       text NOT NULL,
+    reason      text NOT NULL,
+    reference   text COLLATE "C" NOT NULL,
+    l_amount    bigint,
+    l_currency  text,
+    l_date      date,
+    l_kind      text,
+    l_refers_to bigint,
+    s_amount    bigint,
+    s_currency  text,
+    s_date      date,
+    s_line_type text,
+    s_occurrence integer,
+    ledger_net  bigint
+) ON COMMIT DROP;
+CREATE TEMP TABLE recon_matched (currency text, pairs bigint, ledger_amount bigint, statement_amount bigint) ON COMMIT DROP`
+
+// pairAndClassify is the one pass over both sides. Within a reference and
+// currency the k-th item by amount and date pairs with the k-th line, so
+// repeated references pair like with like. A pair is matched, corrected,
+// an amount mismatch or a date out of the window; an item alone is, for
+// now, missing from the statement, in transit (dated after the statement's
+// last date, $7) or returned (a return or reversal of its full amount
+// exists, whatever its date: returns arrive days later); a line alone is
+// repeated, a fee, a settlement total to check, or missing from the ledger.
+var pairAndClassify = `
+WITH l AS (` + ledgerItems + `
+), s AS (` + statementLines + `
+), j AS (
+    SELECT l.id AS l_id, s.id AS s_id, coalesce(l.reference, s.reference) AS reference,
+           l.amount AS l_amount, l.currency AS l_currency, l.value_date AS l_date, l.kind AS l_kind,
+           l.refers_to AS l_refers_to, s.amount AS s_amount, s.currency AS s_currency, s.value_date AS s_date,
+           s.line_type AS s_line_type, s.occurrence AS s_occurrence,
+           CASE
+             WHEN l.id IS NOT NULL AND s.id IS NOT NULL THEN CASE
+                  WHEN abs(l.amount - s.amount) > $6 THEN 'amount_mismatch'
+                  WHEN abs(l.value_date - s.value_date) > $5 THEN 'date_out_of_window'
+                  WHEN l.corrected THEN 'corrected'
+                  ELSE 'matched' END
+             WHEN l.id IS NOT NULL THEN CASE
+                  WHEN l.kind = 'clearing' AND EXISTS (
+                       SELECT 1 FROM postings r
+                        WHERE r.tenant_id = $1 AND r.refers_to = l.id AND r.kind IN ('return', 'reversal')
+                          AND r.amount_minor = abs(l.amount)) THEN 'returned'
+                  WHEN l.kind IN ('return', 'reversal') THEN 'return_to_check'
+                  WHEN l.value_date > $7 THEN 'in_transit'
+                  ELSE 'missing_in_statement' END
+             ELSE CASE
+                  WHEN s.occurrence > 1 THEN 'duplicate_in_statement'
+                  WHEN s.line_type = 'settlement_total' THEN 'settlement_to_check'
+                  WHEN s.line_type = 'fee' THEN 'unbooked_fee'
+                  ELSE 'missing_in_ledger' END
+           END AS class
+      FROM l FULL JOIN s ON l.reference = s.reference AND l.currency = s.currency AND l.rn = s.rn
+), matched AS (
+    INSERT INTO recon_matched
+    SELECT l_currency, count(*), sum(l_amount), sum(s_amount) FROM j WHERE class = 'matched' GROUP BY l_currency
+)
+INSERT INTO recon_class (l_id, s_id, class, reason, reference, l_amount, l_currency, l_date, l_kind, l_refers_to,
+                         s_amount, s_currency, s_date, s_line_type, s_occurrence)
+SELECT l_id, s_id, class,
+       CASE class
+         WHEN 'amount_mismatch' THEN CASE WHEN sign(l_amount) <> sign(s_amount) THEN 'direction_differs' ELSE 'amount_differs' END
+         WHEN 'date_out_of_window' THEN 'value_date_outside_window'
+         WHEN 'corrected' THEN 'resolved_by_correction'
+         WHEN 'returned' THEN 'returned_in_ledger'
+         WHEN 'in_transit' THEN 'after_statement_cutoff'
+         WHEN 'missing_in_statement' THEN 'no_statement_line'
+         WHEN 'duplicate_in_statement' THEN 'key_repeated_in_statement'
+         WHEN 'unbooked_fee' THEN 'fee_not_in_ledger'
+         WHEN 'missing_in_ledger' THEN 'no_ledger_posting'
+         ELSE class END,
+       reference, l_amount, l_currency, l_date, l_kind, l_refers_to,
+       s_amount, s_currency, s_date, s_line_type, s_occurrence
+  FROM j
+ WHERE class <> 'matched'`
+
+// settleReturns decides the returns and reversals left alone: a return is
+// explained when its original did not pair either (the statement shows
+// neither) or lies outside the period; otherwise the statement lacks it.
+const settleReturns = `
+UPDATE recon_class c
+   SET class = v.class,
+       reason = CASE v.class WHEN 'returned' THEN 'returned_in_ledger' WHEN 'in_transit' THEN 'after_statement_cutoff'
+                             ELSE 'no_statement_line' END
+  FROM (SELECT r.ctid AS row, CASE
+            WHEN EXISTS (SELECT 1 FROM recon_class o WHERE o.l_id = r.l_refers_to)
+              OR NOT EXISTS (SELECT 1 FROM postings o WHERE o.tenant_id = $1 AND o.id = r.l_refers_to
+                                                        AND o.value_date BETWEEN $2 AND $3)
+                 THEN 'returned'
+            WHEN r.l_date > $4 THEN 'in_transit'
+            ELSE 'missing_in_statement' END AS class
+          FROM recon_class r WHERE r.class = 'return_to_check') v
+ WHERE c.ctid = v.row`
+
+// pairCurrencies pairs what is left alone on both sides under one
+// reference but in different currencies: a currency mismatch, one row.
+const pairCurrencies = `
+WITH l AS (
+    SELECT ctid AS row, l_id, reference, row_number() OVER (PARTITION BY reference ORDER BY l_date, l_id) AS rn
+      FROM recon_class WHERE s_id IS NULL AND reference <> '' AND class IN ('missing_in_statement', 'in_transit')
+), s AS (
+    SELECT ctid AS row, s_id, reference, s_amount, s_currency, s_date, s_line_type, s_occurrence,
+           row_number() OVER (PARTITION BY reference ORDER BY s_date, s_id) AS rn
+      FROM recon_class WHERE l_id IS NULL AND reference <> '' AND class = 'missing_in_ledger'
+), pairs AS (
+    SELECT l.row AS l_row, s.* FROM l JOIN s USING (reference, rn)
+), gone AS (
+    DELETE FROM recon_class c USING pairs p WHERE c.ctid = p.row
+)
+UPDATE recon_class c
+   SET s_id = p.s_id, s_amount = p.s_amount, s_currency = p.s_currency, s_date = p.s_date,
+       s_line_type = p.s_line_type, s_occurrence = p.s_occurrence,
+       class = 'currency_mismatch', reason = 'currency_differs'
+  FROM pairs p
+ WHERE c.ctid = p.l_row`
+
+// checkSettlements compares each settlement total with the net of the
+// ledger's items of its day and currency.
+const checkSettlements = `
+UPDATE recon_class c
+   SET ledger_net = d.net,
+       class  = CASE WHEN abs(c.s_amount - d.net) <= $5 THEN 'matched' ELSE 'settlement_total_mismatch' END,
+       reason = CASE WHEN abs(c.s_amount - d.net) <= $5 THEN 'agrees_with_daily_net' ELSE 'settlement_total_differs' END
+  FROM (SELECT s.s_date, s.s_currency, coalesce(sum(l.amount), 0)::bigint AS net
+          FROM (SELECT DISTINCT s_date, s_currency FROM recon_class WHERE class = 'settlement_to_check') s
+          LEFT JOIN (` + ledgerItems + `) l ON l.value_date = s.s_date AND l.currency = s.s_currency
+         GROUP BY s.s_date, s.s_currency) d
+ WHERE c.class = 'settlement_to_check' AND c.s_date = d.s_date AND c.s_currency = d.s_currency`
+
+// sideTotals sums and counts each side straight from its table, apart from
+// the pairing and classification, so that the bridge and the count check
+// test the classification rather than repeat it. A ledger item's amount
+// includes the corrections that adjust it. Settlement totals summarise lines
+// the statement also lists one by one, so their amounts stay out.
+const sideTotals = `
+SELECT 'ledger', p.currency::text, count(*),
+       coalesce(sum(CASE p.direction WHEN 'C' THEN p.amount_minor ELSE -p.amount_minor END), 0)
+       + coalesce(sum(c.adjustment), 0)
   FROM postings p
   LEFT JOIN (SELECT refers_to, sum(CASE direction WHEN 'C' THEN amount_minor ELSE -amount_minor END) AS adjustment
                FROM postings
@@ -29,129 +196,29 @@ SELECT p.id, p.posting_key AS key, p.kind, coalesce(p.reference, '') AS referenc
               GROUP BY refers_to) c ON c.refers_to = p.id
  WHERE p.tenant_id = $1 AND p.source = $2 AND p.value_date BETWEEN $3 AND $4
    AND p.kind IN ('clearing', 'return', 'reversal', 'correction')
-   AND NOT (p.kind = 'correction' AND p.refers_to IS NOT NULL)`
-
-const gatherStatement = `
-CREATE TEMP TABLE recon_statement ON COMMIT DROP AS
-SELECT l.id, l.line_key AS key, l.occurrence, l.reference, l.currency::text AS currency, l.value_date,
-       l.line_type, l.run_id, l.line,
-       CASE l.direction WHEN 'C' THEN l.amount_minor ELSE -l.amount_minor END AS amount
+   AND NOT (p.kind = 'correction' AND p.refers_to IS NOT NULL)
+ GROUP BY p.currency
+UNION ALL
+SELECT 'statement', l.currency::text, count(*),
+       coalesce(sum(CASE l.direction WHEN 'C' THEN l.amount_minor ELSE -l.amount_minor END)
+                FILTER (WHERE l.line_type <> 'settlement_total'), 0)
   FROM statement_lines l
- WHERE l.tenant_id = $1 AND l.source = $2 AND l.value_date BETWEEN $3 AND $4`
+ WHERE l.tenant_id = $1 AND l.source = $2 AND l.value_date BETWEEN $3 AND $4
+ GROUP BY l.currency`
 
-// pairItems pairs ledger items and statement lines one to one. Within a
-// reference and currency, the k-th item by amount and date pairs with the
-// k-th line, so repeated references pair like with like. Lines that repeat
-// a key and settlement totals never pair. What is left pairs again on the
-// reference alone, which can only join different currencies.
-const pairItems = `
-CREATE TEMP TABLE recon_pair ON COMMIT DROP AS
-WITH l AS (
-    SELECT id, reference, currency,
-           row_number() OVER (PARTITION BY reference, currency ORDER BY amount, value_date, key) AS rn
-      FROM recon_ledger WHERE reference <> ''
-), s AS (
-    SELECT id, reference, currency,
-           row_number() OVER (PARTITION BY reference, currency ORDER BY amount, value_date, key) AS rn
-      FROM recon_statement WHERE reference <> '' AND occurrence = 1 AND line_type <> 'settlement_total'
-)
-SELECT l.id AS l_id, s.id AS s_id FROM l JOIN s USING (reference, currency, rn)
-UNION ALL
-SELECT l.id, s.id
-  FROM (SELECT r.id, r.reference, row_number() OVER (PARTITION BY r.reference ORDER BY r.value_date, r.key) AS rn
-          FROM recon_ledger r
-         WHERE r.reference <> ''
-           AND r.id NOT IN (SELECT l.id FROM l JOIN s USING (reference, currency, rn))) l
-  JOIN (SELECT r.id, r.reference, row_number() OVER (PARTITION BY r.reference ORDER BY r.value_date, r.key) AS rn
-          FROM recon_statement r
-         WHERE r.reference <> '' AND r.occurrence = 1 AND r.line_type <> 'settlement_total'
-           AND r.id NOT IN (SELECT s.id FROM l JOIN s USING (reference, currency, rn))) s
- USING (reference, rn)`
-
-// classify puts every ledger item and every statement line in exactly one
-// class: paired ones by how they differ, unpaired ledger items as returned,
-// in transit or missing from the statement, unpaired lines as repeated,
-// settlement totals, fees or missing from the ledger. An unpaired original
-// is returned when a return or reversal of its full amount exists, whatever
-// its date (returns arrive days later); an unpaired return is returned when
-// its original did not pair either.
-const classify = `
-CREATE TEMP TABLE recon_class ON COMMIT DROP AS
-WITH last AS (SELECT max(value_date) AS d FROM recon_statement),
-unpaired_l AS (
-    SELECT r.* FROM recon_ledger r WHERE NOT EXISTS (SELECT 1 FROM recon_pair p WHERE p.l_id = r.id)
-), unpaired_s AS (
-    SELECT r.* FROM recon_statement r WHERE NOT EXISTS (SELECT 1 FROM recon_pair p WHERE p.s_id = r.id)
-), daily AS (
-    SELECT value_date, currency, sum(amount)::bigint AS net FROM recon_ledger GROUP BY value_date, currency
-)
-SELECT p.l_id, p.s_id, x.class, x.reason, NULL::bigint AS ledger_net
-  FROM recon_pair p
-  JOIN recon_ledger l ON l.id = p.l_id
-  JOIN recon_statement s ON s.id = p.s_id
- CROSS JOIN LATERAL (SELECT * FROM (VALUES
-       (CASE WHEN l.currency <> s.currency THEN 'currency_mismatch'
-             WHEN abs(l.amount - s.amount) > $2 THEN 'amount_mismatch'
-             WHEN abs(l.value_date - s.value_date) > $1 THEN 'date_out_of_window'
-             WHEN l.corrected THEN 'corrected'
-             ELSE 'matched' END,
-        CASE WHEN l.currency <> s.currency THEN 'currency_differs'
-             WHEN abs(l.amount - s.amount) > $2 AND sign(l.amount) <> sign(s.amount) THEN 'direction_differs'
-             WHEN abs(l.amount - s.amount) > $2 THEN 'amount_differs'
-             WHEN abs(l.value_date - s.value_date) > $1 THEN 'value_date_outside_window'
-             WHEN l.corrected THEN 'resolved_by_correction'
-             ELSE 'agrees' END)) AS v(class, reason)) x
-UNION ALL
-SELECT u.id, NULL,
-       CASE WHEN ret THEN 'returned' WHEN u.value_date > last.d THEN 'in_transit' ELSE 'missing_in_statement' END,
-       CASE WHEN ret THEN 'returned_in_ledger' WHEN u.value_date > last.d THEN 'after_statement_cutoff'
-            ELSE 'no_statement_line' END,
-       NULL
-  FROM unpaired_l u CROSS JOIN last
- CROSS JOIN LATERAL (SELECT CASE
-       WHEN u.kind = 'clearing' THEN EXISTS (
-            SELECT 1 FROM postings r
-             WHERE r.tenant_id = $3 AND r.refers_to = u.id AND r.kind IN ('return', 'reversal')
-               AND r.amount_minor = abs(u.amount))
-       WHEN u.kind IN ('return', 'reversal') THEN NOT EXISTS (
-            SELECT 1 FROM recon_ledger o WHERE o.id = u.refers_to AND o.id NOT IN (SELECT id FROM unpaired_l))
-       ELSE false END AS ret) x
-UNION ALL
-SELECT NULL, u.id,
-       CASE WHEN u.occurrence > 1 THEN 'duplicate_in_statement'
-            WHEN u.line_type = 'settlement_total' AND abs(u.amount - coalesce(d.net, 0)) <= $2 THEN 'matched'
-            WHEN u.line_type = 'settlement_total' THEN 'settlement_total_mismatch'
-            WHEN u.line_type = 'fee' THEN 'unbooked_fee'
-            ELSE 'missing_in_ledger' END,
-       CASE WHEN u.occurrence > 1 THEN 'key_repeated_in_statement'
-            WHEN u.line_type = 'settlement_total' AND abs(u.amount - coalesce(d.net, 0)) <= $2 THEN 'agrees_with_daily_net'
-            WHEN u.line_type = 'settlement_total' THEN 'settlement_total_differs'
-            WHEN u.line_type = 'fee' THEN 'fee_not_in_ledger'
-            ELSE 'no_ledger_posting' END,
-       coalesce(d.net, 0)
-  FROM unpaired_s u
-  LEFT JOIN daily d ON d.value_date = u.value_date AND d.currency = u.currency`
-
-// storeTotals records the two raw totals per currency and, per currency
-// and class, what each side's items sum to. Settlement totals summarise
-// lines the statement also lists one by one, so they stay out of both.
-const storeTotals = `
-WITH t AS (
-    INSERT INTO reconciliation_totals (tenant_id, run_id, currency, ledger_total, statement_total)
-    SELECT $1, $2, currency, sum(ledger), sum(statement)
-      FROM (SELECT currency, amount AS ledger, 0 AS statement FROM recon_ledger
-            UNION ALL
-            SELECT currency, 0, amount FROM recon_statement WHERE line_type <> 'settlement_total') x
-     GROUP BY currency
-)
+// storeClasses records, per currency and class, how many items ended
+// there and what they sum to on each side.
+const storeClasses = `
 INSERT INTO reconciliation_classes (tenant_id, run_id, currency, class, ledger_items, statement_lines,
                                     ledger_amount, statement_amount)
 SELECT $1, $2, currency, class, sum(li), sum(sl), sum(la), sum(sa)
-  FROM (SELECT l.currency, c.class, 1 AS li, 0 AS sl, l.amount AS la, 0 AS sa
-          FROM recon_class c JOIN recon_ledger l ON l.id = c.l_id
+  FROM (SELECT currency, 'matched' AS class, pairs AS li, pairs AS sl, ledger_amount AS la, statement_amount AS sa
+          FROM recon_matched
         UNION ALL
-        SELECT s.currency, c.class, 0, 1, 0, CASE WHEN s.line_type = 'settlement_total' THEN 0 ELSE s.amount END
-          FROM recon_class c JOIN recon_statement s ON s.id = c.s_id) x
+        SELECT l_currency, class, 1, 0, l_amount, 0 FROM recon_class WHERE l_id IS NOT NULL
+        UNION ALL
+        SELECT s_currency, class, 0, 1, 0, CASE WHEN s_line_type = 'settlement_total' THEN 0 ELSE s_amount END
+          FROM recon_class WHERE s_id IS NOT NULL) x
  GROUP BY currency, class`
 
 // storeDiscrepancies writes every item that did not simply match, with a
@@ -161,50 +228,49 @@ INSERT INTO discrepancies (tenant_id, run_id, seq, class, reason, is_break, expl
                            posting_id, posting_key, posting_kind, ledger_amount, ledger_currency, ledger_date,
                            ledger_run_id, ledger_line, line_id, line_key, line_type, statement_amount,
                            statement_currency, statement_date, statement_run_id, statement_line, correction_key)
-SELECT $1, $2, row_number() OVER (ORDER BY c.class, coalesce(l.reference, s.reference), l.key, s.key),
+SELECT $1, $2, row_number() OVER (ORDER BY c.class, c.reference, p.posting_key, l.line_key),
        c.class, c.reason, c.class NOT IN ('corrected', 'returned', 'in_transit'),
        CASE c.class
          WHEN 'missing_in_ledger' THEN format('statement shows %s for reference %s on %s (line %s); the ledger has no posting for it',
-              clearing_side_text(s.amount, s.currency, es.exponent), s.reference, s.value_date, s.key)
+              clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.reference, c.s_date, l.line_key)
          WHEN 'unbooked_fee' THEN format('statement shows a fee, %s, for reference %s on %s; the ledger has not booked it',
-              clearing_side_text(s.amount, s.currency, es.exponent), s.reference, s.value_date)
+              clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.reference, c.s_date)
          WHEN 'duplicate_in_statement' THEN format('statement lists %s again (occurrence %s) with %s on %s; the first occurrence is already accounted for, so this is a second charge',
-              s.key, s.occurrence, clearing_side_text(s.amount, s.currency, es.exponent), s.value_date)
+              l.line_key, c.s_occurrence, clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.s_date)
          WHEN 'settlement_total_mismatch' THEN format('statement shows a settlement total of %s on %s; the ledger''s postings of that day net to %s; difference %s %s',
-              clearing_side_text(s.amount, s.currency, es.exponent), s.value_date,
-              clearing_side_text(c.ledger_net, s.currency, es.exponent),
-              clearing_amount_text(c.ledger_net - s.amount, es.exponent), s.currency)
+              clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.s_date,
+              clearing_side_text(c.ledger_net, c.s_currency, es.exponent),
+              clearing_amount_text(c.ledger_net - c.s_amount, es.exponent), c.s_currency)
          WHEN 'missing_in_statement' THEN format('ledger posted %s for reference %s on %s (%s); the statement has no line for it',
-              clearing_side_text(l.amount, l.currency, el.exponent), l.reference, l.value_date, l.key)
+              clearing_side_text(c.l_amount, c.l_currency, el.exponent), c.reference, c.l_date, p.posting_key)
          WHEN 'in_transit' THEN format('ledger posted %s for reference %s on %s, after the statement''s last date %s; it is expected on a later statement',
-              clearing_side_text(l.amount, l.currency, el.exponent), l.reference, l.value_date,
-              (SELECT max(value_date) FROM recon_statement))
+              clearing_side_text(c.l_amount, c.l_currency, el.exponent), c.reference, c.l_date, $4::date)
          WHEN 'returned' THEN format('ledger posted %s for reference %s on %s (%s), and a return or reversal nets it to zero; the statement shows neither',
-              clearing_side_text(l.amount, l.currency, el.exponent), l.reference, l.value_date, l.key)
+              clearing_side_text(c.l_amount, c.l_currency, el.exponent), c.reference, c.l_date, p.posting_key)
          WHEN 'amount_mismatch' THEN format('statement shows %s for reference %s on %s; ledger posted %s on %s; difference %s %s',
-              clearing_side_text(s.amount, s.currency, es.exponent), s.reference, s.value_date,
-              clearing_side_text(l.amount, l.currency, el.exponent), l.value_date,
-              clearing_amount_text(l.amount - s.amount, el.exponent), l.currency)
+              clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.reference, c.s_date,
+              clearing_side_text(c.l_amount, c.l_currency, el.exponent), c.l_date,
+              clearing_amount_text(c.l_amount - c.s_amount, el.exponent), c.l_currency)
          WHEN 'currency_mismatch' THEN format('statement shows %s for reference %s on %s; ledger posted %s on %s; the currencies differ',
-              clearing_side_text(s.amount, s.currency, es.exponent), s.reference, s.value_date,
-              clearing_side_text(l.amount, l.currency, el.exponent), l.value_date)
+              clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.reference, c.s_date,
+              clearing_side_text(c.l_amount, c.l_currency, el.exponent), c.l_date)
          WHEN 'date_out_of_window' THEN format('statement shows %s for reference %s on %s; ledger posted the same amount on %s, %s days apart, outside the %s-day window',
-              clearing_side_text(s.amount, s.currency, es.exponent), s.reference, s.value_date, l.value_date,
-              abs(l.value_date - s.value_date), $3::int)
+              clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.reference, c.s_date, c.l_date,
+              abs(c.l_date - c.s_date), $3::int)
          WHEN 'corrected' THEN format('statement shows %s for reference %s on %s; the ledger agrees once its approved correction is counted (%s)',
-              clearing_side_text(s.amount, s.currency, es.exponent), s.reference, s.value_date, l.key)
+              clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.reference, c.s_date, p.posting_key)
        END,
-       coalesce(l.reference, s.reference),
-       l.id, l.key, l.kind, l.amount, l.currency, l.value_date, l.run_id, l.line,
-       s.id, s.key, s.line_type, s.amount, s.currency, s.value_date, s.run_id, s.line,
-       CASE c.class WHEN 'amount_mismatch' THEN l.key || ':correction:amount_mismatch'
-                    WHEN 'missing_in_ledger' THEN s.key || ':correction:missing_in_ledger'
-                    WHEN 'unbooked_fee' THEN s.key || ':correction:unbooked_fee' END
+       c.reference,
+       c.l_id, p.posting_key, c.l_kind, c.l_amount, c.l_currency, c.l_date, p.run_id, p.line,
+       c.s_id, l.line_key, c.s_line_type, c.s_amount, c.s_currency, c.s_date, l.run_id, l.line,
+       CASE c.class WHEN 'amount_mismatch' THEN p.posting_key || ':correction:amount_mismatch'
+                    WHEN 'missing_in_ledger' THEN l.line_key || ':correction:missing_in_ledger'
+                    WHEN 'unbooked_fee' THEN l.line_key || ':correction:unbooked_fee' END
   FROM recon_class c
-  LEFT JOIN recon_ledger l ON l.id = c.l_id
-  LEFT JOIN recon_statement s ON s.id = c.s_id
-  LEFT JOIN recon_exponent el ON el.currency = l.currency
-  LEFT JOIN recon_exponent es ON es.currency = s.currency
+  LEFT JOIN LATERAL (SELECT * FROM postings WHERE tenant_id = $1 AND id = c.l_id LIMIT 1) p ON true
+  LEFT JOIN LATERAL (SELECT * FROM statement_lines WHERE tenant_id = $1 AND id = c.s_id LIMIT 1) l ON true
+  LEFT JOIN recon_exponent el ON el.currency = c.l_currency
+  LEFT JOIN recon_exponent es ON es.currency = c.s_currency
  WHERE c.class <> 'matched'`
 
 // proposeCorrections proposes, for each break that a posting can settle, a
@@ -228,12 +294,3 @@ SELECT $1, d.correction_key, CASE d.class WHEN 'missing_in_ledger' THEN d.line_k
  WHERE d.delta <> 0
  ORDER BY d.correction_key
 ON CONFLICT (tenant_id, correction_key) DO NOTHING`
-
-const finishRun = `
-UPDATE reconciliations
-   SET statement_last_date = (SELECT max(value_date) FROM recon_statement),
-       ledger_items = (SELECT count(*) FROM recon_ledger),
-       statement_lines = (SELECT count(*) FROM recon_statement),
-       matched_ledger = (SELECT count(*) FROM recon_class WHERE l_id IS NOT NULL AND class IN ('matched', 'corrected')),
-       matched_statement = (SELECT count(*) FROM recon_class WHERE s_id IS NOT NULL AND class IN ('matched', 'corrected'))
- WHERE tenant_id = $1 AND id = $2`

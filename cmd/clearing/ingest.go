@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -93,7 +92,9 @@ func runIngest(ctx context.Context, g *globalOptions, o ingestOptions, files []s
 		if err != nil {
 			rejected++
 			s.Error = err.Error()
-			g.log.Error("file rejected", slog.String("file", file), slog.String("error", err.Error()))
+			// The reasons, with their line numbers, as they are: a log
+			// line would quote and escape them.
+			fmt.Fprintf(g.stderr, "clearing: %v\n", err)
 		}
 		if s.NeedsAttention() {
 			attention++

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -82,7 +81,7 @@ func runStatementImport(ctx context.Context, g *globalOptions, o reconcile.Impor
 		if err != nil {
 			rejected++
 			s.Error = err.Error()
-			g.log.Error("statement rejected", slog.String("file", file), slog.String("error", err.Error()))
+			fmt.Fprintf(g.stderr, "clearing: %v\n", err)
 		}
 		if s.Conflicts > 0 {
 			conflicts++

@@ -32,6 +32,13 @@ type File struct {
 // Open opens path for one read: a regular file (after following links), not
 // empty, no larger than max bytes.
 func Open(path string, max int64) (*File, error) {
+	// Look before opening: opening a named pipe waits for a writer, and a
+	// device can be endless.
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() && !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

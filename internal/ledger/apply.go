@@ -62,16 +62,37 @@ const maxLinkDepth = 4
 // of them.
 func Apply(ctx context.Context, tx pgx.Tx, b Batch, lo, hi int64) (Counts, error) {
 	var c Counts
+	// A chunk's sorts fit in memory with room to spare; the server's
+	// default (4 MB) spills them to disk.
+	if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'`); err != nil {
+		return c, fmt.Errorf("ledger: %w", err)
+	}
+	if err := LockSource(ctx, tx, b.Tenant, b.Source, false); err != nil {
+		return c, err
+	}
+	p, err := profile(ctx, tx, lo, hi)
+	if err != nil {
+		return c, err
+	}
 	if err := settleLateArrivals(ctx, tx, b, lo, hi); err != nil {
 		return c, err
 	}
-	if err := tx.QueryRow(ctx, insertClearing, b.Tenant, b.RunID, lo, hi, b.Source).Scan(&c.Posted); err != nil {
-		return c, fmt.Errorf("ledger: post clearing records %d-%d: %w", lo, hi, err)
+	var clearingPosted, noticesAdded int64
+	if p.clearing > 0 {
+		if err := tx.QueryRow(ctx, insertClearing, b.Tenant, b.RunID, lo, hi, b.Source).Scan(&clearingPosted); err != nil {
+			return c, fmt.Errorf("ledger: post clearing records %d-%d: %w", lo, hi, err)
+		}
 	}
-	if err := tx.QueryRow(ctx, insertNotices, b.Tenant, b.RunID, lo, hi, b.Source).Scan(&c.Notices); err != nil {
-		return c, fmt.Errorf("ledger: record notices %d-%d: %w", lo, hi, err)
+	if p.notices > 0 {
+		if err := tx.QueryRow(ctx, insertNotices, b.Tenant, b.RunID, lo, hi, b.Source).Scan(&noticesAdded); err != nil {
+			return c, fmt.Errorf("ledger: record notices %d-%d: %w", lo, hi, err)
+		}
 	}
+	c.Posted, c.Notices = clearingPosted, noticesAdded
 	for depth := 1; depth <= maxLinkDepth; depth++ {
+		if p.links[depth] == 0 {
+			continue
+		}
 		if _, err := tx.Exec(ctx, resolveLinks, b.Tenant, lo, hi, depth); err != nil {
 			return c, fmt.Errorf("ledger: find originals %d-%d: %w", lo, hi, err)
 		}
@@ -81,31 +102,90 @@ func Apply(ctx context.Context, tx pgx.Tx, b Batch, lo, hi int64) (Counts, error
 		}
 		c.Posted += n
 	}
-	for _, q := range []string{auditPostings, auditNotices} {
-		rows, err := tx.Query(ctx, q, b.Tenant, b.RunID, lo, hi)
-		if err != nil {
-			return c, fmt.Errorf("ledger: audit %d-%d: %w", lo, hi, err)
+	// When every record that could post did, there is nothing to audit: an
+	// ordinary new file skips both audit statements.
+	if c.Posted < p.clearing+p.linked() {
+		if err := audit(ctx, tx, auditPostings, b, lo, hi, &c); err != nil {
+			return c, err
 		}
-		var verdict string
-		var n int64
-		_, err = pgx.ForEachRow(rows, []any{&verdict, &n}, func() error {
-			switch verdict {
-			case "duplicate":
-				c.Duplicates += n
-			case "conflict":
-				c.Conflicts += n
-			case "settled_by_correction":
-				c.Settled += n
-			default:
-				c.Quarantined += n
-			}
-			return nil
-		})
-		if err != nil {
-			return c, fmt.Errorf("ledger: audit %d-%d: %w", lo, hi, err)
+	}
+	if noticesAdded < p.notices {
+		if err := audit(ctx, tx, auditNotices, b, lo, hi, &c); err != nil {
+			return c, err
 		}
 	}
 	return c, nil
+}
+
+// chunkProfile counts a chunk's staged records by kind, so that statements
+// with nothing to do are not sent.
+type chunkProfile struct {
+	clearing, notices int64
+	links             [maxLinkDepth + 1]int64 // by link depth
+}
+
+func (p chunkProfile) linked() int64 {
+	var n int64
+	for _, l := range p.links {
+		n += l
+	}
+	return n
+}
+
+func profile(ctx context.Context, tx pgx.Tx, lo, hi int64) (chunkProfile, error) {
+	var p chunkProfile
+	rows, err := tx.Query(ctx, `
+SELECT kind, link_depth, count(*) FROM record_stage WHERE seq BETWEEN $1 AND $2 GROUP BY kind, link_depth`, lo, hi)
+	if err != nil {
+		return p, fmt.Errorf("ledger: profile records %d-%d: %w", lo, hi, err)
+	}
+	var kind string
+	var depth int
+	var n int64
+	_, err = pgx.ForEachRow(rows, []any{&kind, &depth, &n}, func() error {
+		switch {
+		case kind == "clearing":
+			p.clearing += n
+		case kind == "notice":
+			p.notices += n
+		case depth >= 1 && depth <= maxLinkDepth:
+			p.links[depth] += n
+		default:
+			return fmt.Errorf("a %s record with link depth %d", kind, depth)
+		}
+		return nil
+	})
+	if err != nil {
+		return p, fmt.Errorf("ledger: profile records %d-%d: %w", lo, hi, err)
+	}
+	return p, nil
+}
+
+// audit runs one audit statement and adds its counts by verdict.
+func audit(ctx context.Context, tx pgx.Tx, sql string, b Batch, lo, hi int64, c *Counts) error {
+	rows, err := tx.Query(ctx, sql, b.Tenant, b.RunID, lo, hi)
+	if err != nil {
+		return fmt.Errorf("ledger: audit %d-%d: %w", lo, hi, err)
+	}
+	var verdict string
+	var n int64
+	_, err = pgx.ForEachRow(rows, []any{&verdict, &n}, func() error {
+		switch verdict {
+		case "duplicate":
+			c.Duplicates += n
+		case "conflict":
+			c.Conflicts += n
+		case "settled_by_correction":
+			c.Settled += n
+		default:
+			c.Quarantined += n
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("ledger: audit %d-%d: %w", lo, hi, err)
+	}
+	return nil
 }
 
 // HoldIfShifted protects a file whose keys are positions (file and line)
@@ -121,8 +201,10 @@ func HoldIfShifted(ctx context.Context, conn *pgx.Conn, tenant string) (bool, er
 	tag, err := conn.Exec(ctx, `
 UPDATE record_stage s SET outcome = 'held_by_conflict'
  WHERE s.kind = 'clearing'
-   AND NOT EXISTS (SELECT 1 FROM postings p WHERE p.tenant_id = $1 AND p.posting_key = s.own_key)
-   AND EXISTS (SELECT 1 FROM record_stage c JOIN postings p ON p.tenant_id = $1 AND p.posting_key = c.own_key
+   AND NOT EXISTS (SELECT 1 FROM postings p WHERE p.tenant_id = $1 AND p.posting_key = s.own_key LIMIT 1)
+   AND EXISTS (SELECT 1 FROM record_stage c
+                CROSS JOIN LATERAL (SELECT p.digest FROM postings p
+                                     WHERE p.tenant_id = $1 AND p.posting_key = c.own_key LIMIT 1) p
                 WHERE c.kind = 'clearing' AND p.digest <> c.digest)`, tenant)
 	if err != nil {
 		return false, fmt.Errorf("ledger: check for shifted lines: %w", err)
@@ -138,7 +220,8 @@ UPDATE record_stage s SET outcome = 'held_by_conflict'
 // deadlocking.
 const insertClearing = `
 WITH cand AS (
-    SELECT DISTINCT ON (own_key) *
+    SELECT DISTINCT ON (own_key) own_key, reference, alt_reference, value_date, amount_minor, currency,
+           direction, account, account_last4, digest, seq, line, detail
       FROM record_stage
      WHERE seq BETWEEN $3 AND $4 AND kind = 'clearing' AND outcome IS NULL
      ORDER BY own_key, seq
@@ -165,7 +248,7 @@ SELECT count(*) FROM ins`
 
 // insertNotices records the chunk's notices, attached to the posting they
 // are about when exactly one matches their link.
-const insertNotices = `
+var insertNotices = `
 WITH cand AS (
     SELECT DISTINCT ON (own_key) *
       FROM record_stage
@@ -179,12 +262,7 @@ WITH cand AS (
       FROM cand c
       LEFT JOIN LATERAL (
            SELECT min(p.id) AS id
-             FROM postings p
-            WHERE c.link_reference IS NOT NULL
-              AND p.tenant_id = $1 AND p.kind = 'clearing'
-              AND ((NOT c.link_by_alt AND p.reference = c.link_reference)
-                OR (c.link_by_alt AND p.alt_reference = c.link_reference))
-              AND starts_with(p.posting_key, c.link_prefix)
+             FROM (` + originsOf("c") + `) p
            HAVING count(*) = 1
       ) o ON true
      ORDER BY c.own_key
@@ -193,12 +271,28 @@ WITH cand AS (
 )
 SELECT count(*) FROM ins`
 
+// originsOf is the clearing postings a staged record's link can name: by
+// reference, or by alternative reference, each an index probe. (One join
+// with an OR of the two would compare every link with every posting.)
+func originsOf(stage string) string {
+	return `
+    SELECT p.id, p.posting_key, p.direction FROM postings p
+     WHERE ` + stage + `.link_reference IS NOT NULL AND NOT ` + stage + `.link_by_alt
+       AND p.tenant_id = $1 AND p.reference = ` + stage + `.link_reference
+       AND p.kind = 'clearing' AND starts_with(p.posting_key, ` + stage + `.link_prefix)
+    UNION ALL
+    SELECT p.id, p.posting_key, p.direction FROM postings p
+     WHERE ` + stage + `.link_reference IS NOT NULL AND ` + stage + `.link_by_alt
+       AND p.tenant_id = $1 AND p.alt_reference = ` + stage + `.link_reference
+       AND p.kind = 'clearing' AND starts_with(p.posting_key, ` + stage + `.link_prefix)`
+}
+
 // resolveLinks finds, for each return or reversal of one link depth, the
 // clearing posting it descends from and the posting it undoes (the derived
 // key without its last segment), and marks the record with an outcome when
 // it must not post: no original, more than one, or an original it does not
 // fit.
-const resolveLinks = `
+var resolveLinks = `
 UPDATE record_stage s
    SET posting_key    = CASE WHEN r.n = 1 THEN r.base_key || s.link_suffix END,
        base_direction = r.base_direction,
@@ -214,11 +308,7 @@ UPDATE record_stage s
        SELECT s2.seq, s2.link_parent_suffix, count(p.id) AS n,
               min(p.posting_key) AS base_key, min(p.direction) AS base_direction
          FROM record_stage s2
-         LEFT JOIN postings p
-                ON p.tenant_id = $1 AND p.kind = 'clearing'
-               AND ((NOT s2.link_by_alt AND p.reference = s2.link_reference)
-                 OR (s2.link_by_alt AND p.alt_reference = s2.link_reference))
-               AND starts_with(p.posting_key, s2.link_prefix)
+         LEFT JOIN LATERAL (` + originsOf("s2") + `) p ON true
         WHERE s2.seq BETWEEN $2 AND $3 AND s2.kind IN ('return', 'reversal') AND s2.link_depth = $4
         GROUP BY s2.seq, s2.link_parent_suffix
   ) r
@@ -276,11 +366,15 @@ WITH ev AS (
                       p.account, p.value_date, s.amount_minor, s.currency,
                       CASE WHEN s.kind = 'clearing' THEN s.direction ELSE p.direction END,
                       coalesce(nullif(s.account, ''), p.account), s.value_date) ELSE '{}' END,
-           s.kind, s.reference, s.amount_minor, s.currency, s.direction, s.account, s.account_last4, s.value_date,
-           s.digest, s.link_reference, s.link_prefix, s.link_suffix, s.detail
+           s.kind, d.reference, d.amount_minor, d.currency, d.direction, coalesce(d.account, ''),
+           coalesce(d.account_last4, ''), d.value_date, d.digest, d.link_reference, d.link_prefix, d.link_suffix,
+           coalesce(d.detail, '')
       FROM record_stage s
-      LEFT JOIN postings k ON k.tenant_id = $1 AND k.posting_key = s.posting_key
-      LEFT JOIN postings c ON c.tenant_id = $1 AND c.id = s.settles_id
+      -- LIMIT keeps each lateral a primary-key probe per staged record; a
+      -- plain join lets the planner hash every posting of the tenant, once
+      -- per chunk.
+      LEFT JOIN LATERAL (SELECT * FROM postings WHERE tenant_id = $1 AND posting_key = s.posting_key LIMIT 1) k ON true
+      LEFT JOIN LATERAL (SELECT * FROM postings WHERE tenant_id = $1 AND id = s.settles_id LIMIT 1) c ON true
       CROSS JOIN LATERAL (SELECT coalesce(c.id, k.id) AS id, coalesce(c.run_id, k.run_id) AS run_id,
                                  coalesce(c.record_no, k.record_no) AS record_no,
                                  coalesce(c.digest, k.digest) AS digest, coalesce(c.amount_minor, k.amount_minor) AS amount_minor,
@@ -291,6 +385,8 @@ WITH ev AS (
            WHEN p.run_id = $2 AND NOT (s.is_repeat AND p.digest = s.digest) THEN 'in_file_duplicate'
            WHEN p.digest = s.digest THEN 'duplicate'
            ELSE 'conflict' END AS verdict) v
+      -- A duplicate's content is its posting's: keep only where it arrived.
+      LEFT JOIN LATERAL (SELECT s.*) d ON v.verdict <> 'duplicate'
      WHERE s.seq BETWEEN $3 AND $4 AND s.kind IN ('clearing', 'return', 'reversal')
        AND (s.outcome IS NOT NULL OR (p.run_id = $2 AND p.record_no = s.seq) IS NOT TRUE)
     RETURNING verdict
@@ -308,14 +404,16 @@ WITH ev AS (
            n.id, CASE WHEN v.verdict = 'conflict' THEN clearing_differing_fields(n.amount_minor, n.currency, n.direction,
                       n.account, n.value_date, s.amount_minor, s.currency, s.direction, s.account, s.value_date)
                  ELSE '{}' END,
-           s.kind, s.reference, s.amount_minor, s.currency, s.direction, s.account, s.account_last4, s.value_date,
-           s.digest, s.link_reference, s.link_prefix, s.link_suffix, s.detail
+           s.kind, d.reference, d.amount_minor, d.currency, d.direction, coalesce(d.account, ''),
+           coalesce(d.account_last4, ''), d.value_date, d.digest, d.link_reference, d.link_prefix, d.link_suffix,
+           coalesce(d.detail, '')
       FROM record_stage s
-      JOIN notices n ON n.tenant_id = $1 AND n.notice_key = s.own_key
+      CROSS JOIN LATERAL (SELECT * FROM notices WHERE tenant_id = $1 AND notice_key = s.own_key LIMIT 1) n
       CROSS JOIN LATERAL (SELECT CASE
            WHEN n.run_id = $2 AND NOT (s.is_repeat AND n.digest = s.digest) THEN 'in_file_duplicate'
            WHEN n.digest = s.digest THEN 'duplicate'
            ELSE 'conflict' END AS verdict) v
+      LEFT JOIN LATERAL (SELECT s.*) d ON v.verdict <> 'duplicate'
      WHERE s.seq BETWEEN $3 AND $4 AND s.kind = 'notice'
        AND (n.run_id = $2 AND n.record_no = s.seq) IS NOT TRUE
     RETURNING verdict

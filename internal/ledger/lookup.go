@@ -207,7 +207,9 @@ func eventsFor(ctx context.Context, q Querier, tenant, key string, ps []Posting,
 const selectEvents = `
 SELECT e.record_key, e.own_key, e.verdict, e.needs_attention, e.run_id, coalesce(r.file_name, ''), e.line,
        coalesce(p.posting_key, n.notice_key), coalesce(p.run_id, n.run_id), e.differing_fields,
-       e.amount_minor, e.currency, e.value_date, e.detail, e.created_at
+       coalesce(e.amount_minor, p.amount_minor, n.amount_minor, 0), coalesce(e.currency, p.currency, n.currency, ''),
+       coalesce(e.value_date, p.value_date, n.value_date), coalesce(nullif(e.detail, ''), p.detail, n.detail, ''),
+       e.created_at
   FROM audit_events e
   LEFT JOIN runs r ON r.tenant_id = e.tenant_id AND r.id = e.run_id
   LEFT JOIN postings p ON p.tenant_id = e.tenant_id AND p.id = e.existing_posting_id

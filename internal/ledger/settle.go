@@ -96,3 +96,24 @@ SELECT $1, ins.id, l.leg_no, l.account, l.direction, ins.amount_minor, ins.curre
        (1::smallint, ins.account, ins.direction),
        (2::smallint, c.account, CASE ins.direction WHEN 'C' THEN 'D' ELSE 'C' END)
  ) AS l(leg_no, account, direction)`
+
+// sourceLockClass namespaces the advisory locks that order corrections and
+// ingests of one source.
+const sourceLockClass = 7412
+
+// LockSource orders the ledger writes of one tenant and source that a
+// correction could otherwise race. Every ingest chunk takes the lock shared,
+// so ingests run side by side; posting a correction takes it exclusive.
+// Without it, an approval that found the money still missing and an ingest
+// of the original that found no posted correction could both commit, and
+// move the money twice. The lock is held until tx ends.
+func LockSource(ctx context.Context, tx pgx.Tx, tenant, source string, exclusive bool) error {
+	fn := "pg_advisory_xact_lock_shared"
+	if exclusive {
+		fn = "pg_advisory_xact_lock"
+	}
+	if _, err := tx.Exec(ctx, `SELECT `+fn+`($1, hashtext($2))`, sourceLockClass, tenant+"\x1f"+source); err != nil {
+		return fmt.Errorf("ledger: lock source %s: %w", source, err)
+	}
+	return nil
+}

@@ -96,7 +96,7 @@ func collectErrors(path string, rd formats.Reader, first error) error {
 		if errors.Is(err, io.EOF) {
 			return rej
 		}
-		if err == nil {
+		if err == nil && rec.Kind != formats.Skip {
 			err = registry.Check(&rec)
 		}
 		if err == nil {

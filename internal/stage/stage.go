@@ -72,6 +72,13 @@ type Stage struct {
 // New prepares an empty staging table on conn. The connection must stay
 // the same for the life of the Stage.
 func New(ctx context.Context, conn *pgx.Conn) (*Stage, error) {
+	// Temporary tables live in the session's own buffers, 8 MB by default;
+	// a large file's stage would spill to disk. The setting only takes
+	// effect before the session's first temporary table, and memory is
+	// only used as the stage grows.
+	if _, err := conn.Exec(ctx, `SET temp_buffers = '256MB'`); err != nil {
+		return nil, fmt.Errorf("stage: %w", err)
+	}
 	if _, err := conn.Exec(ctx, createStage); err != nil {
 		return nil, fmt.Errorf("stage: create stage: %w", err)
 	}
@@ -86,42 +93,116 @@ func (s *Stage) Len() int64 { return s.n }
 
 // Load streams records into the stage with COPY, numbering them from 1 in
 // the order next yields them. next returns (nil, nil) after the last record;
-// an error from next aborts the COPY and leaves the stage empty.
+// an error from next aborts the COPY and leaves the stage empty. next runs on
+// a goroutine of its own, a batch ahead of the COPY, so that parsing a file
+// and sending it overlap; it is never called concurrently, and not at all
+// once Load has returned.
 func (s *Stage) Load(ctx context.Context, next func() (*formats.Record, error)) (int64, error) {
-	src := &recordSource{next: next}
+	src := newRecordSource(next)
 	n, err := s.conn.CopyFrom(ctx, pgx.Identifier{Table}, stageColumns, src)
+	src.stop()
 	if src.err != nil {
 		return 0, src.err
 	}
 	if err != nil {
 		return 0, fmt.Errorf("stage: stage records: %w", err)
 	}
-	if _, err := s.conn.Exec(ctx, `CREATE INDEX ON record_stage (seq); ANALYZE record_stage`); err != nil {
+	// The stage is written in record order, so a BRIN index on the record
+	// number finds a chunk's rows for a fraction of a B-tree's build.
+	if _, err := s.conn.Exec(ctx, `CREATE INDEX ON record_stage USING brin (seq); ANALYZE record_stage`); err != nil {
 		return 0, fmt.Errorf("stage: index stage: %w", err)
 	}
 	s.n = n
 	return n, nil
 }
 
-// recordSource adapts a pull function to pgx.CopyFromSource.
-type recordSource struct {
-	next func() (*formats.Record, error)
-	seq  int64
-	row  []any
+// rowBatch is how many rows the producer hands over at a time: enough to
+// make the hand-over cheap, few enough that memory stays small.
+const rowBatch = 512
+
+// batch is a run of staged rows, or the error that ended reading.
+type batch struct {
+	rows [][]any
 	err  error
 }
 
+// recordSource adapts a pull function to pgx.CopyFromSource, pulling on a
+// goroutine of its own.
+type recordSource struct {
+	batches chan batch
+	done    chan struct{}
+	exited  chan struct{}
+	cur     [][]any
+	i       int
+	row     []any
+	err     error
+}
+
+func newRecordSource(next func() (*formats.Record, error)) *recordSource {
+	r := &recordSource{batches: make(chan batch, 4), done: make(chan struct{}), exited: make(chan struct{})}
+	go r.produce(next)
+	return r
+}
+
+func (r *recordSource) produce(next func() (*formats.Record, error)) {
+	defer close(r.exited)
+	defer close(r.batches)
+	var seq int64
+	rows := make([][]any, 0, rowBatch)
+	send := func(b batch) bool {
+		select {
+		case r.batches <- b:
+			return true
+		case <-r.done:
+			return false
+		}
+	}
+	for {
+		rec, err := next()
+		if err != nil {
+			send(batch{rows: rows, err: err})
+			return
+		}
+		if rec == nil {
+			if len(rows) > 0 {
+				send(batch{rows: rows})
+			}
+			return
+		}
+		seq++
+		rows = append(rows, stageRow(seq, rec))
+		if len(rows) == rowBatch {
+			if !send(batch{rows: rows}) {
+				return
+			}
+			rows = make([][]any, 0, rowBatch)
+		}
+	}
+}
+
+// stop ends the producer, whether or not it has finished, and waits for it.
+func (r *recordSource) stop() {
+	select {
+	case <-r.done:
+	default:
+		close(r.done)
+	}
+	<-r.exited
+}
+
 func (r *recordSource) Next() bool {
-	rec, err := r.next()
-	if err != nil {
-		r.err = err
-		return false
+	for r.i == len(r.cur) {
+		if r.err != nil {
+			return false
+		}
+		b, ok := <-r.batches
+		if !ok {
+			return false
+		}
+		r.cur, r.i, r.err = b.rows, 0, b.err
 	}
-	if rec == nil {
-		return false
-	}
-	r.seq++
-	r.row = stageRow(r.seq, rec)
+	r.row = r.cur[r.i]
+	r.i++
 	return true
 }
 
