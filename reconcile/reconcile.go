@@ -99,20 +99,24 @@ VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, o.Tenant, o.Source, o.From, o.To,
 	if err != nil {
 		return 0, fmt.Errorf("reconcile: start run: %w", err)
 	}
-	// The pass sorts and hashes both sides; in memory, not in temp files.
-	if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '256MB'`); err != nil {
+	// The pass sorts and hashes both sides: in memory, not in temp files.
+	// JIT compilation costs more than it saves on statements that run once,
+	// and statistics missing right after a large ingest make it kick in.
+	if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '256MB'; SET LOCAL jit = off`); err != nil {
 		return 0, fmt.Errorf("reconcile: %w", err)
 	}
+	period := []any{o.Tenant, o.Source, o.From, o.To}
+	if err := run(ctx, tx, []step{{"prepare", createClass, nil}}); err != nil {
+		return 0, err
+	}
+	if err := pair(ctx, tx, append(period, o.WindowDays, o.Tolerance)); err != nil {
+		return 0, err
+	}
 	var last *time.Time
-	if err := tx.QueryRow(ctx, `
-SELECT max(value_date) FROM statement_lines WHERE tenant_id = $1 AND source = $2 AND value_date BETWEEN $3 AND $4`,
-		o.Tenant, o.Source, o.From, o.To).Scan(&last); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT max(last_date) FROM recon_sides WHERE side = 'statement'`).Scan(&last); err != nil {
 		return 0, fmt.Errorf("reconcile: statement's last date: %w", err)
 	}
-	period := []any{o.Tenant, o.Source, o.From, o.To}
 	if err := run(ctx, tx, []step{
-		{"prepare", createClass, nil},
-		{"pair and classify", pairAndClassify, append(period, o.WindowDays, o.Tolerance, last)},
 		{"check returns", settleReturns, []any{o.Tenant, o.From, o.To, last}},
 		{"pair across currencies", pairCurrencies, nil},
 	}); err != nil {
@@ -143,6 +147,42 @@ SELECT max(value_date) FROM statement_lines WHERE tenant_id = $1 AND source = $2
 	return runID, nil
 }
 
+// pair runs the one pass over both sides, fast when it can be: it tries the
+// plain join, and when a repeated reference made some item or line come out
+// of the join twice, it rolls the attempt back and pairs by rank.
+func pair(ctx context.Context, tx pgx.Tx, args []any) error {
+	var folds bool
+	if err := tx.QueryRow(ctx, `
+SELECT EXISTS (SELECT 1 FROM postings WHERE tenant_id = $1 AND refers_to IS NOT NULL AND kind = 'correction')`,
+		args[0]).Scan(&folds); err != nil {
+		return fmt.Errorf("reconcile: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `SAVEPOINT pairing`); err != nil {
+		return fmt.Errorf("reconcile: %w", err)
+	}
+	if _, err := tx.Exec(ctx, pairAndClassify(false, folds), args...); err != nil {
+		return fmt.Errorf("reconcile: pair and classify: %w", err)
+	}
+	var once bool
+	if err := tx.QueryRow(ctx, `
+SELECT j.items = l.items AND j.total = s.items
+  FROM (SELECT items, total FROM recon_sides WHERE side = 'joined') j,
+       (SELECT coalesce(sum(items), 0) AS items FROM recon_sides WHERE side = 'ledger') l,
+       (SELECT coalesce(sum(items), 0) AS items FROM recon_sides WHERE side = 'statement') s`).Scan(&once); err != nil {
+		return fmt.Errorf("reconcile: check pairing: %w", err)
+	}
+	if once {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT pairing`); err != nil {
+		return fmt.Errorf("reconcile: %w", err)
+	}
+	if _, err := tx.Exec(ctx, pairAndClassify(true, folds), args...); err != nil {
+		return fmt.Errorf("reconcile: pair and classify by rank: %w", err)
+	}
+	return nil
+}
+
 // step is one statement of a run, with what to call it in an error.
 type step struct {
 	what string
@@ -159,14 +199,14 @@ func run(ctx context.Context, tx pgx.Tx, steps []step) error {
 	return nil
 }
 
-// storeTotals records each side's totals, counted apart from the
-// classification, and checks that every ledger item and every statement
+// storeTotals records each side's totals, counted from its rows before
+// they were paired, and checks that every ledger item and every statement
 // line ended in exactly one class: the classes hold as many of each as the
 // sides do.
 func storeTotals(ctx context.Context, tx pgx.Tx, o Options, runID int64, last *time.Time) error {
 	type side struct{ count, total int64 }
 	ledgerSide, statementSide := map[string]side{}, map[string]side{}
-	rows, err := tx.Query(ctx, sideTotals, o.Tenant, o.Source, o.From, o.To)
+	rows, err := tx.Query(ctx, `SELECT side, currency, items, total FROM recon_sides WHERE side <> 'joined'`)
 	if err != nil {
 		return fmt.Errorf("reconcile: side totals: %w", err)
 	}

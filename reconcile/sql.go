@@ -15,35 +15,40 @@ package reconcile
 // difference is ledger minus statement.
 
 // ledgerItems is the ledger side: the source's postings of the period, each
-// with its approved corrections folded in, numbered within its reference and
-// currency by amount, date and key. A correction that adjusts a posting
-// (amount mismatch) is folded into it; one that stands alone (money the
-// ledger lacked, an unbooked fee) is an item of its own.
-const ledgerItems = `
-SELECT p.id, coalesce(p.reference, '') AS reference, p.currency::text AS currency, p.value_date, p.kind,
-       p.refers_to, x.amount, (c.refers_to IS NOT NULL OR p.kind = 'correction') AS corrected,
-       CASE WHEN coalesce(p.reference, '') <> '' THEN row_number() OVER (
-            PARTITION BY coalesce(p.reference, ''), p.currency ORDER BY x.amount, p.value_date, p.posting_key) END AS rn
-  FROM postings p
+// with its approved corrections folded in. A correction that adjusts a
+// posting (amount mismatch) is folded into it; one that stands alone (money
+// the ledger lacked, an unbooked fee) is an item of its own. Without any
+// adjusting correction in the tenant, the fold is left out: it is a join
+// over every posting of the period.
+func ledgerItems(folds bool) string {
+	adjustment, join, corrected := "0", "", "p.kind = 'correction'"
+	if folds {
+		adjustment = "coalesce(c.adjustment, 0)::bigint"
+		corrected = "c.refers_to IS NOT NULL OR " + corrected
+		join = `
   LEFT JOIN (SELECT refers_to, sum(CASE direction WHEN 'C' THEN amount_minor ELSE -amount_minor END) AS adjustment
                FROM postings
               WHERE tenant_id = $1 AND refers_to IS NOT NULL AND kind = 'correction'
-              GROUP BY refers_to) c ON c.refers_to = p.id
- CROSS JOIN LATERAL (SELECT (CASE p.direction WHEN 'C' THEN p.amount_minor ELSE -p.amount_minor END)
-                            + coalesce(c.adjustment, 0)::bigint AS amount) x
+              GROUP BY refers_to) c ON c.refers_to = p.id`
+	}
+	return `
+SELECT p.id, coalesce(p.reference, '') AS reference, p.currency::text AS currency, p.value_date, p.kind,
+       p.refers_to, p.posting_key AS key,
+       (CASE p.direction WHEN 'C' THEN p.amount_minor ELSE -p.amount_minor END) + ` + adjustment + ` AS amount,
+       (` + corrected + `) AS corrected
+  FROM postings p` + join + `
  WHERE p.tenant_id = $1 AND p.source = $2 AND p.value_date BETWEEN $3 AND $4
    AND p.kind IN ('clearing', 'return', 'reversal', 'correction')
    AND NOT (p.kind = 'correction' AND p.refers_to IS NOT NULL)`
+}
 
-// statementLines is the statement side. Lines that repeat a key and
-// settlement totals never pair, so they get no number.
+// statementLines is the statement side. Lines that repeat a key, and
+// settlement totals, never pair.
 const statementLines = `
-SELECT l.id, l.reference, l.currency::text AS currency, l.value_date, l.line_type, l.occurrence, x.amount,
-       CASE WHEN x.pairs THEN row_number() OVER (
-            PARTITION BY l.reference, l.currency, x.pairs ORDER BY x.amount, l.value_date, l.line_key) END AS rn
+SELECT l.id, l.reference, l.currency::text AS currency, l.value_date, l.line_type, l.occurrence, l.line_key AS key,
+       CASE l.direction WHEN 'C' THEN l.amount_minor ELSE -l.amount_minor END AS amount,
+       (l.reference <> '' AND l.occurrence = 1 AND l.line_type <> 'settlement_total') AS pairs
   FROM statement_lines l
- CROSS JOIN LATERAL (SELECT CASE l.direction WHEN 'C' THEN l.amount_minor ELSE -l.amount_minor END AS amount,
-                            (l.reference <> '' AND l.occurrence = 1 AND l.line_type <> 'settlement_total') AS pairs) x
  WHERE l.tenant_id = $1 AND l.source = $2 AND l.value_date BETWEEN $3 AND $4`
 
 const createClass = `
@@ -65,20 +70,40 @@ CREATE TEMP TABLE recon_class (
     s_occurrence integer,
     ledger_net  bigint
 ) ON COMMIT DROP;
-CREATE TEMP TABLE recon_matched (currency text, pairs bigint, ledger_amount bigint, statement_amount bigint) ON COMMIT DROP`
+CREATE TEMP TABLE recon_matched (currency text, pairs bigint, ledger_amount bigint, statement_amount bigint) ON COMMIT DROP;
+CREATE TEMP TABLE recon_sides (side text, currency text, items bigint, total bigint, last_date date) ON COMMIT DROP`
 
-// pairAndClassify is the one pass over both sides. Within a reference and
-// currency the k-th item by amount and date pairs with the k-th line, so
-// repeated references pair like with like. A pair is matched, corrected,
-// an amount mismatch or a date out of the window; an item alone is, for
-// now, missing from the statement, in transit (dated after the statement's
-// last date, $7) or returned (a return or reversal of its full amount
-// exists, whatever its date: returns arrive days later); a line alone is
-// repeated, a fee, a settlement total to check, or missing from the ledger.
-var pairAndClassify = `
-WITH l AS (` + ledgerItems + `
-), s AS (` + statementLines + `
-), j AS (
+// pairAndClassify returns the one pass over both sides. Items pair one to
+// one on reference and currency. In the fast form they join as they are,
+// which is exact when no reference repeats on a side where it finds a
+// partner; the run checks that every item and line came out of the join
+// once (recon_sides, 'joined') and otherwise repeats the pass in the ranked
+// form, where the k-th item of a reference by amount and date pairs with the
+// k-th line, so repeated references pair like with like.
+//
+// A pair is matched, corrected, an amount mismatch or a date out of the
+// window; an item alone is, for now, missing from the statement, in transit
+// (dated after the statement's last date) or returned (a return or reversal
+// of its full amount exists, whatever its date: returns arrive days later);
+// a line alone is repeated, a fee, a settlement total to check, or missing
+// from the ledger. Each side's count and total per currency are taken from
+// its rows before the join, so that the bridge checks the join and the
+// classification.
+func pairAndClassify(ranked, folds bool) string {
+	l, s, on := "l0", "s0", "l.reference <> '' AND s.pairs AND l.reference = s.reference AND l.currency = s.currency"
+	if ranked {
+		l = `(SELECT l0.*, CASE WHEN l0.reference <> '' THEN row_number() OVER (
+                PARTITION BY l0.reference, l0.currency ORDER BY l0.amount, l0.value_date, l0.key) END AS rn FROM l0)`
+		s = `(SELECT s0.*, CASE WHEN s0.pairs THEN row_number() OVER (
+                PARTITION BY s0.reference, s0.currency, s0.pairs ORDER BY s0.amount, s0.value_date, s0.key) END AS rn FROM s0)`
+		on = "l.reference = s.reference AND l.currency = s.currency AND l.rn = s.rn"
+	}
+	return `
+WITH l0 AS MATERIALIZED (` + ledgerItems(folds) + `
+), s0 AS MATERIALIZED (` + statementLines + `
+), last AS (
+    SELECT max(value_date) AS d FROM s0
+), j AS MATERIALIZED (
     SELECT l.id AS l_id, s.id AS s_id, coalesce(l.reference, s.reference) AS reference,
            l.amount AS l_amount, l.currency AS l_currency, l.value_date AS l_date, l.kind AS l_kind,
            l.refers_to AS l_refers_to, s.amount AS s_amount, s.currency AS s_currency, s.value_date AS s_date,
@@ -90,12 +115,14 @@ WITH l AS (` + ledgerItems + `
                   WHEN l.corrected THEN 'corrected'
                   ELSE 'matched' END
              WHEN l.id IS NOT NULL THEN CASE
-                  WHEN l.kind = 'clearing' AND EXISTS (
-                       SELECT 1 FROM postings r
+                  -- LIMIT keeps this an index probe per unpaired item; as a
+                  -- plain EXISTS the planner may hash every posting.
+                  WHEN l.kind = 'clearing' AND (
+                       SELECT true FROM postings r
                         WHERE r.tenant_id = $1 AND r.refers_to = l.id AND r.kind IN ('return', 'reversal')
-                          AND r.amount_minor = abs(l.amount)) THEN 'returned'
+                          AND r.amount_minor = abs(l.amount) LIMIT 1) THEN 'returned'
                   WHEN l.kind IN ('return', 'reversal') THEN 'return_to_check'
-                  WHEN l.value_date > $7 THEN 'in_transit'
+                  WHEN l.value_date > (SELECT d FROM last) THEN 'in_transit'
                   ELSE 'missing_in_statement' END
              ELSE CASE
                   WHEN s.occurrence > 1 THEN 'duplicate_in_statement'
@@ -103,10 +130,19 @@ WITH l AS (` + ledgerItems + `
                   WHEN s.line_type = 'fee' THEN 'unbooked_fee'
                   ELSE 'missing_in_ledger' END
            END AS class
-      FROM l FULL JOIN s ON l.reference = s.reference AND l.currency = s.currency AND l.rn = s.rn
+      FROM ` + l + ` l FULL JOIN ` + s + ` s ON ` + on + `
 ), matched AS (
     INSERT INTO recon_matched
     SELECT l_currency, count(*), sum(l_amount), sum(s_amount) FROM j WHERE class = 'matched' GROUP BY l_currency
+), sides AS (
+    INSERT INTO recon_sides
+    SELECT 'ledger', currency, count(*), sum(amount), NULL::date FROM l0 GROUP BY currency
+    UNION ALL
+    SELECT 'statement', currency, count(*), coalesce(sum(amount) FILTER (WHERE line_type <> 'settlement_total'), 0),
+           max(value_date)
+      FROM s0 GROUP BY currency
+    UNION ALL
+    SELECT 'joined', NULL, count(l_id), count(s_id), NULL FROM j
 )
 INSERT INTO recon_class (l_id, s_id, class, reason, reference, l_amount, l_currency, l_date, l_kind, l_refers_to,
                          s_amount, s_currency, s_date, s_line_type, s_occurrence)
@@ -126,6 +162,7 @@ SELECT l_id, s_id, class,
        s_amount, s_currency, s_date, s_line_type, s_occurrence
   FROM j
  WHERE class <> 'matched'`
+}
 
 // settleReturns decides the returns and reversals left alone: a return is
 // explained when its original did not pair either (the statement shows
@@ -169,42 +206,16 @@ UPDATE recon_class c
 
 // checkSettlements compares each settlement total with the net of the
 // ledger's items of its day and currency.
-const checkSettlements = `
+var checkSettlements = `
 UPDATE recon_class c
    SET ledger_net = d.net,
        class  = CASE WHEN abs(c.s_amount - d.net) <= $5 THEN 'matched' ELSE 'settlement_total_mismatch' END,
        reason = CASE WHEN abs(c.s_amount - d.net) <= $5 THEN 'agrees_with_daily_net' ELSE 'settlement_total_differs' END
   FROM (SELECT s.s_date, s.s_currency, coalesce(sum(l.amount), 0)::bigint AS net
           FROM (SELECT DISTINCT s_date, s_currency FROM recon_class WHERE class = 'settlement_to_check') s
-          LEFT JOIN (` + ledgerItems + `) l ON l.value_date = s.s_date AND l.currency = s.s_currency
+          LEFT JOIN (` + ledgerItems(true) + `) l ON l.value_date = s.s_date AND l.currency = s.s_currency
          GROUP BY s.s_date, s.s_currency) d
  WHERE c.class = 'settlement_to_check' AND c.s_date = d.s_date AND c.s_currency = d.s_currency`
-
-// sideTotals sums and counts each side straight from its table, apart from
-// the pairing and classification, so that the bridge and the count check
-// test the classification rather than repeat it. A ledger item's amount
-// includes the corrections that adjust it. Settlement totals summarise lines
-// the statement also lists one by one, so their amounts stay out.
-const sideTotals = `
-SELECT 'ledger', p.currency::text, count(*),
-       coalesce(sum(CASE p.direction WHEN 'C' THEN p.amount_minor ELSE -p.amount_minor END), 0)
-       + coalesce(sum(c.adjustment), 0)
-  FROM postings p
-  LEFT JOIN (SELECT refers_to, sum(CASE direction WHEN 'C' THEN amount_minor ELSE -amount_minor END) AS adjustment
-               FROM postings
-              WHERE tenant_id = $1 AND refers_to IS NOT NULL AND kind = 'correction'
-              GROUP BY refers_to) c ON c.refers_to = p.id
- WHERE p.tenant_id = $1 AND p.source = $2 AND p.value_date BETWEEN $3 AND $4
-   AND p.kind IN ('clearing', 'return', 'reversal', 'correction')
-   AND NOT (p.kind = 'correction' AND p.refers_to IS NOT NULL)
- GROUP BY p.currency
-UNION ALL
-SELECT 'statement', l.currency::text, count(*),
-       coalesce(sum(CASE l.direction WHEN 'C' THEN l.amount_minor ELSE -l.amount_minor END)
-                FILTER (WHERE l.line_type <> 'settlement_total'), 0)
-  FROM statement_lines l
- WHERE l.tenant_id = $1 AND l.source = $2 AND l.value_date BETWEEN $3 AND $4
- GROUP BY l.currency`
 
 // storeClasses records, per currency and class, how many items ended
 // there and what they sum to on each side.

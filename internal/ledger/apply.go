@@ -22,7 +22,7 @@ type Batch struct {
 }
 
 // Counts tallies what applying records did. Every staged record lands in
-// exactly one of Posted, Notices, Duplicates, Conflicts and Quarantined.
+// exactly one of them.
 type Counts struct {
 	Posted      int64
 	Notices     int64
@@ -54,9 +54,9 @@ func (c Counts) Total() int64 {
 const maxLinkDepth = 4
 
 // Apply posts the records lo..hi (inclusive) of the connection's stage
-// (package stage) in tx. Clearing records post
-// first, then returns and reversals by link depth, so that a return finds an
-// original posted earlier in the same chunk. Records that do not post are
+// (package stage) in tx. Clearing records post first, then returns and
+// reversals by link depth, so that a return finds an original posted earlier
+// in the same chunk. Records that do not post are
 // audited with their verdict. Apply writes nothing outside tx, so the caller
 // commits the chunk, its audit trail and its run progress together, or none
 // of them.
@@ -270,152 +270,3 @@ WITH cand AS (
     RETURNING 1
 )
 SELECT count(*) FROM ins`
-
-// originsOf is the clearing postings a staged record's link can name: by
-// reference, or by alternative reference, each an index probe. (One join
-// with an OR of the two would compare every link with every posting.)
-func originsOf(stage string) string {
-	return `
-    SELECT p.id, p.posting_key, p.direction FROM postings p
-     WHERE ` + stage + `.link_reference IS NOT NULL AND NOT ` + stage + `.link_by_alt
-       AND p.tenant_id = $1 AND p.reference = ` + stage + `.link_reference
-       AND p.kind = 'clearing' AND starts_with(p.posting_key, ` + stage + `.link_prefix)
-    UNION ALL
-    SELECT p.id, p.posting_key, p.direction FROM postings p
-     WHERE ` + stage + `.link_reference IS NOT NULL AND ` + stage + `.link_by_alt
-       AND p.tenant_id = $1 AND p.alt_reference = ` + stage + `.link_reference
-       AND p.kind = 'clearing' AND starts_with(p.posting_key, ` + stage + `.link_prefix)`
-}
-
-// resolveLinks finds, for each return or reversal of one link depth, the
-// clearing posting it descends from and the posting it undoes (the derived
-// key without its last segment), and marks the record with an outcome when
-// it must not post: no original, more than one, or an original it does not
-// fit.
-var resolveLinks = `
-UPDATE record_stage s
-   SET posting_key    = CASE WHEN r.n = 1 THEN r.base_key || s.link_suffix END,
-       base_direction = r.base_direction,
-       parent_id      = par.id,
-       outcome = CASE
-           WHEN r.n = 0 THEN 'orphan_return'
-           WHEN r.n > 1 THEN 'ambiguous_original'
-           WHEN par.id IS NULL THEN 'orphan_return'
-           WHEN s.currency <> par.currency OR s.direction <> r.base_direction THEN 'link_mismatch'
-           WHEN s.amount_minor > par.amount_minor OR s.amount_minor <= 0 THEN 'exceeds_original'
-       END
-  FROM (
-       SELECT s2.seq, s2.link_parent_suffix, count(p.id) AS n,
-              min(p.posting_key) AS base_key, min(p.direction) AS base_direction
-         FROM record_stage s2
-         LEFT JOIN LATERAL (` + originsOf("s2") + `) p ON true
-        WHERE s2.seq BETWEEN $2 AND $3 AND s2.kind IN ('return', 'reversal') AND s2.link_depth = $4
-        GROUP BY s2.seq, s2.link_parent_suffix
-  ) r
-  LEFT JOIN postings par
-         ON r.n = 1 AND par.tenant_id = $1 AND par.posting_key = r.base_key || r.link_parent_suffix
- WHERE s.seq = r.seq`
-
-// insertLinked posts the resolved returns and reversals of one link depth:
-// the legs of the posting they undo, each in the opposite direction. A
-// partial reversal moves its own amount on every leg, which balances because
-// the postings it can undo have one leg per side.
-const insertLinked = `
-WITH cand AS (
-    SELECT DISTINCT ON (s.posting_key) s.*, par.amount_minor AS parent_amount, par.direction AS parent_direction,
-           par.account AS parent_account
-      FROM record_stage s
-      JOIN postings par ON par.tenant_id = $1 AND par.id = s.parent_id
-     WHERE s.seq BETWEEN $3 AND $4 AND s.kind IN ('return', 'reversal')
-       AND s.link_depth = $6 AND s.outcome IS NULL
-     ORDER BY s.posting_key, s.seq
-), ins AS (
-    INSERT INTO postings (tenant_id, posting_key, kind, source, reference, alt_reference, value_date,
-                          amount_minor, currency, direction, account, account_last4, digest, refers_to,
-                          run_id, record_no, line, detail)
-    SELECT $1, posting_key, kind, $5, reference, alt_reference, value_date,
-           amount_minor, currency, CASE parent_direction WHEN 'C' THEN 'D' ELSE 'C' END,
-           coalesce(nullif(account, ''), parent_account), account_last4, digest, parent_id,
-           $2, seq, line, detail
-      FROM cand
-     ORDER BY posting_key
-    ON CONFLICT (tenant_id, posting_key) DO NOTHING
-    RETURNING id, refers_to, amount_minor, value_date
-), leg AS (
-    INSERT INTO legs (tenant_id, posting_id, leg_no, account, direction, amount_minor, currency, value_date)
-    SELECT $1, ins.id, pl.leg_no, pl.account, CASE pl.direction WHEN 'C' THEN 'D' ELSE 'C' END,
-           ins.amount_minor, pl.currency, ins.value_date
-      FROM ins
-      JOIN legs pl ON pl.tenant_id = $1 AND pl.posting_id = ins.refers_to
-)
-SELECT count(*) FROM ins`
-
-// auditPostings writes an audit event for every staged posting record of
-// the chunk that this run did not post, and counts them by verdict. It runs
-// as its own statement so that its snapshot sees postings that concurrent
-// ingests committed while this chunk's INSERT waited for them.
-const auditPostings = `
-WITH ev AS (
-    INSERT INTO audit_events (tenant_id, record_key, own_key, verdict, needs_attention, run_id, record_no, line,
-                              existing_posting_id, differing_fields, kind, reference, amount_minor, currency,
-                              direction, account, account_last4, value_date, digest,
-                              link_reference, link_prefix, link_suffix, detail)
-    SELECT $1, coalesce(s.posting_key, s.own_key), s.own_key, v.verdict,
-           v.verdict NOT IN ('duplicate', 'settled_by_correction'), $2, s.seq, s.line,
-           p.id, CASE WHEN v.verdict = 'conflict' THEN clearing_differing_fields(p.amount_minor, p.currency, p.direction,
-                      p.account, p.value_date, s.amount_minor, s.currency,
-                      CASE WHEN s.kind = 'clearing' THEN s.direction ELSE p.direction END,
-                      coalesce(nullif(s.account, ''), p.account), s.value_date) ELSE '{}' END,
-           s.kind, d.reference, d.amount_minor, d.currency, d.direction, coalesce(d.account, ''),
-           coalesce(d.account_last4, ''), d.value_date, d.digest, d.link_reference, d.link_prefix, d.link_suffix,
-           coalesce(d.detail, '')
-      FROM record_stage s
-      -- LIMIT keeps each lateral a primary-key probe per staged record; a
-      -- plain join lets the planner hash every posting of the tenant, once
-      -- per chunk.
-      LEFT JOIN LATERAL (SELECT * FROM postings WHERE tenant_id = $1 AND posting_key = s.posting_key LIMIT 1) k ON true
-      LEFT JOIN LATERAL (SELECT * FROM postings WHERE tenant_id = $1 AND id = s.settles_id LIMIT 1) c ON true
-      CROSS JOIN LATERAL (SELECT coalesce(c.id, k.id) AS id, coalesce(c.run_id, k.run_id) AS run_id,
-                                 coalesce(c.record_no, k.record_no) AS record_no,
-                                 coalesce(c.digest, k.digest) AS digest, coalesce(c.amount_minor, k.amount_minor) AS amount_minor,
-                                 coalesce(c.currency, k.currency) AS currency, coalesce(c.direction, k.direction) AS direction,
-                                 coalesce(c.account, k.account) AS account, coalesce(c.value_date, k.value_date) AS value_date) p
-      CROSS JOIN LATERAL (SELECT CASE
-           WHEN s.outcome IS NOT NULL THEN s.outcome
-           WHEN p.run_id = $2 AND NOT (s.is_repeat AND p.digest = s.digest) THEN 'in_file_duplicate'
-           WHEN p.digest = s.digest THEN 'duplicate'
-           ELSE 'conflict' END AS verdict) v
-      -- A duplicate's content is its posting's: keep only where it arrived.
-      LEFT JOIN LATERAL (SELECT s.*) d ON v.verdict <> 'duplicate'
-     WHERE s.seq BETWEEN $3 AND $4 AND s.kind IN ('clearing', 'return', 'reversal')
-       AND (s.outcome IS NOT NULL OR (p.run_id = $2 AND p.record_no = s.seq) IS NOT TRUE)
-    RETURNING verdict
-)
-SELECT verdict, count(*) FROM ev GROUP BY verdict`
-
-// auditNotices is auditPostings for notices.
-const auditNotices = `
-WITH ev AS (
-    INSERT INTO audit_events (tenant_id, record_key, own_key, verdict, needs_attention, run_id, record_no, line,
-                              existing_notice_id, differing_fields, kind, reference, amount_minor, currency,
-                              direction, account, account_last4, value_date, digest,
-                              link_reference, link_prefix, link_suffix, detail)
-    SELECT $1, s.own_key, s.own_key, v.verdict, v.verdict <> 'duplicate', $2, s.seq, s.line,
-           n.id, CASE WHEN v.verdict = 'conflict' THEN clearing_differing_fields(n.amount_minor, n.currency, n.direction,
-                      n.account, n.value_date, s.amount_minor, s.currency, s.direction, s.account, s.value_date)
-                 ELSE '{}' END,
-           s.kind, d.reference, d.amount_minor, d.currency, d.direction, coalesce(d.account, ''),
-           coalesce(d.account_last4, ''), d.value_date, d.digest, d.link_reference, d.link_prefix, d.link_suffix,
-           coalesce(d.detail, '')
-      FROM record_stage s
-      CROSS JOIN LATERAL (SELECT * FROM notices WHERE tenant_id = $1 AND notice_key = s.own_key LIMIT 1) n
-      CROSS JOIN LATERAL (SELECT CASE
-           WHEN n.run_id = $2 AND NOT (s.is_repeat AND n.digest = s.digest) THEN 'in_file_duplicate'
-           WHEN n.digest = s.digest THEN 'duplicate'
-           ELSE 'conflict' END AS verdict) v
-      LEFT JOIN LATERAL (SELECT s.*) d ON v.verdict <> 'duplicate'
-     WHERE s.seq BETWEEN $3 AND $4 AND s.kind = 'notice'
-       AND (n.run_id = $2 AND n.record_no = s.seq) IS NOT TRUE
-    RETURNING verdict
-)
-SELECT verdict, count(*) FROM ev GROUP BY verdict`

@@ -57,7 +57,7 @@ UPDATE record_stage s
                        WHERE r.tenant_id = $1 AND r.refers_to = p.id AND r.kind = 'reclass') AS reclassed
          FROM record_stage s2
          JOIN corrections c ON c.tenant_id = $1 AND c.source = $2 AND c.class = 'missing_in_ledger' AND c.status = 'posted'
-         JOIN postings p ON p.tenant_id = $1 AND p.id = c.posting_id
+         CROSS JOIN LATERAL (SELECT * FROM postings WHERE tenant_id = $1 AND id = c.posting_id LIMIT 1) p
         WHERE s2.seq BETWEEN $3 AND $4 AND s2.kind = 'clearing'
           AND (p.posting_key = s2.own_key
             OR (p.reference = s2.reference AND p.currency = s2.currency AND abs(p.value_date - s2.value_date) <= 7))
@@ -73,7 +73,7 @@ const insertReclass = `
 WITH cand AS (
     SELECT DISTINCT ON (s.own_key) s.*, p.account AS suspense
       FROM record_stage s
-      JOIN postings p ON p.tenant_id = $1 AND p.id = s.settles_id
+     CROSS JOIN LATERAL (SELECT account FROM postings WHERE tenant_id = $1 AND id = s.settles_id LIMIT 1) p
      WHERE s.seq BETWEEN $3 AND $4 AND s.outcome = 'settled_by_correction' AND s.account <> ''
      ORDER BY s.own_key, s.seq
 ), ins AS (
@@ -91,7 +91,7 @@ WITH cand AS (
 INSERT INTO legs (tenant_id, posting_id, leg_no, account, direction, amount_minor, currency, value_date)
 SELECT $1, ins.id, l.leg_no, l.account, l.direction, ins.amount_minor, ins.currency, ins.value_date
   FROM ins
-  JOIN postings c ON c.tenant_id = $1 AND c.id = ins.refers_to
+ CROSS JOIN LATERAL (SELECT account FROM postings WHERE tenant_id = $1 AND id = ins.refers_to LIMIT 1) c
  CROSS JOIN LATERAL (VALUES
        (1::smallint, ins.account, ins.direction),
        (2::smallint, c.account, CASE ins.direction WHEN 'C' THEN 'D' ELSE 'C' END)

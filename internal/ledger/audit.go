@@ -1,0 +1,71 @@
+package ledger
+
+// auditPostings writes an audit event for every staged posting record of
+// the chunk that this run did not post, and counts them by verdict. It runs
+// as its own statement so that its snapshot sees postings that concurrent
+// ingests committed while this chunk's INSERT waited for them.
+const auditPostings = `
+WITH ev AS (
+    INSERT INTO audit_events (tenant_id, record_key, own_key, verdict, needs_attention, run_id, record_no, line,
+                              existing_posting_id, differing_fields, kind, reference, amount_minor, currency,
+                              direction, account, account_last4, value_date, digest,
+                              link_reference, link_prefix, link_suffix, detail)
+    SELECT $1, coalesce(s.posting_key, s.own_key), s.own_key, v.verdict,
+           v.verdict NOT IN ('duplicate', 'settled_by_correction'), $2, s.seq, s.line,
+           p.id, CASE WHEN v.verdict = 'conflict' THEN clearing_differing_fields(p.amount_minor, p.currency, p.direction,
+                      p.account, p.value_date, s.amount_minor, s.currency,
+                      CASE WHEN s.kind = 'clearing' THEN s.direction ELSE p.direction END,
+                      coalesce(nullif(s.account, ''), p.account), s.value_date) ELSE '{}' END,
+           s.kind, d.reference, d.amount_minor, d.currency, d.direction, coalesce(d.account, ''),
+           coalesce(d.account_last4, ''), d.value_date, d.digest, d.link_reference, d.link_prefix, d.link_suffix,
+           coalesce(d.detail, '')
+      FROM record_stage s
+      -- LIMIT keeps each lateral a primary-key probe per staged record; a
+      -- plain join lets the planner hash every posting of the tenant, once
+      -- per chunk.
+      LEFT JOIN LATERAL (SELECT * FROM postings WHERE tenant_id = $1 AND posting_key = s.posting_key LIMIT 1) k ON true
+      LEFT JOIN LATERAL (SELECT * FROM postings WHERE tenant_id = $1 AND id = s.settles_id LIMIT 1) c ON true
+      CROSS JOIN LATERAL (SELECT coalesce(c.id, k.id) AS id, coalesce(c.run_id, k.run_id) AS run_id,
+                                 coalesce(c.record_no, k.record_no) AS record_no,
+                                 coalesce(c.digest, k.digest) AS digest, coalesce(c.amount_minor, k.amount_minor) AS amount_minor,
+                                 coalesce(c.currency, k.currency) AS currency, coalesce(c.direction, k.direction) AS direction,
+                                 coalesce(c.account, k.account) AS account, coalesce(c.value_date, k.value_date) AS value_date) p
+      CROSS JOIN LATERAL (SELECT CASE
+           WHEN s.outcome IS NOT NULL THEN s.outcome
+           WHEN p.run_id = $2 AND NOT (s.is_repeat AND p.digest = s.digest) THEN 'in_file_duplicate'
+           WHEN p.digest = s.digest THEN 'duplicate'
+           ELSE 'conflict' END AS verdict) v
+      -- A duplicate's content is its posting's: keep only where it arrived.
+      LEFT JOIN LATERAL (SELECT s.*) d ON v.verdict <> 'duplicate'
+     WHERE s.seq BETWEEN $3 AND $4 AND s.kind IN ('clearing', 'return', 'reversal')
+       AND (s.outcome IS NOT NULL OR (p.run_id = $2 AND p.record_no = s.seq) IS NOT TRUE)
+    RETURNING verdict
+)
+SELECT verdict, count(*) FROM ev GROUP BY verdict`
+
+// auditNotices is auditPostings for notices.
+const auditNotices = `
+WITH ev AS (
+    INSERT INTO audit_events (tenant_id, record_key, own_key, verdict, needs_attention, run_id, record_no, line,
+                              existing_notice_id, differing_fields, kind, reference, amount_minor, currency,
+                              direction, account, account_last4, value_date, digest,
+                              link_reference, link_prefix, link_suffix, detail)
+    SELECT $1, s.own_key, s.own_key, v.verdict, v.verdict <> 'duplicate', $2, s.seq, s.line,
+           n.id, CASE WHEN v.verdict = 'conflict' THEN clearing_differing_fields(n.amount_minor, n.currency, n.direction,
+                      n.account, n.value_date, s.amount_minor, s.currency, s.direction, s.account, s.value_date)
+                 ELSE '{}' END,
+           s.kind, d.reference, d.amount_minor, d.currency, d.direction, coalesce(d.account, ''),
+           coalesce(d.account_last4, ''), d.value_date, d.digest, d.link_reference, d.link_prefix, d.link_suffix,
+           coalesce(d.detail, '')
+      FROM record_stage s
+      CROSS JOIN LATERAL (SELECT * FROM notices WHERE tenant_id = $1 AND notice_key = s.own_key LIMIT 1) n
+      CROSS JOIN LATERAL (SELECT CASE
+           WHEN n.run_id = $2 AND NOT (s.is_repeat AND n.digest = s.digest) THEN 'in_file_duplicate'
+           WHEN n.digest = s.digest THEN 'duplicate'
+           ELSE 'conflict' END AS verdict) v
+      LEFT JOIN LATERAL (SELECT s.*) d ON v.verdict <> 'duplicate'
+     WHERE s.seq BETWEEN $3 AND $4 AND s.kind = 'notice'
+       AND (n.run_id = $2 AND n.record_no = s.seq) IS NOT TRUE
+    RETURNING verdict
+)
+SELECT verdict, count(*) FROM ev GROUP BY verdict`

@@ -1,0 +1,86 @@
+package ledger
+
+// originsOf is the clearing postings a staged record's link can name: by
+// reference, or by alternative reference, each an index probe. (One join
+// with an OR of the two would compare every link with every posting.)
+func originsOf(stage string) string {
+	return `
+    SELECT p.id, p.posting_key, p.direction FROM postings p
+     WHERE ` + stage + `.link_reference IS NOT NULL AND NOT ` + stage + `.link_by_alt
+       AND p.tenant_id = $1 AND p.reference = ` + stage + `.link_reference
+       AND p.kind = 'clearing' AND starts_with(p.posting_key, ` + stage + `.link_prefix)
+    UNION ALL
+    SELECT p.id, p.posting_key, p.direction FROM postings p
+     WHERE ` + stage + `.link_reference IS NOT NULL AND ` + stage + `.link_by_alt
+       AND p.tenant_id = $1 AND p.alt_reference = ` + stage + `.link_reference
+       AND p.kind = 'clearing' AND starts_with(p.posting_key, ` + stage + `.link_prefix)`
+}
+
+// resolveLinks finds, for each return or reversal of one link depth, the
+// clearing posting it descends from and the posting it undoes (the derived
+// key without its last segment), and marks the record with an outcome when
+// it must not post: no original, more than one, or an original it does not
+// fit.
+var resolveLinks = `
+UPDATE record_stage s
+   SET posting_key    = CASE WHEN r.n = 1 THEN r.base_key || s.link_suffix END,
+       base_direction = r.base_direction,
+       parent_id      = par.id,
+       outcome = CASE
+           WHEN r.n = 0 THEN 'orphan_return'
+           WHEN r.n > 1 THEN 'ambiguous_original'
+           WHEN par.id IS NULL THEN 'orphan_return'
+           WHEN s.currency <> par.currency OR s.direction <> r.base_direction THEN 'link_mismatch'
+           WHEN s.amount_minor > par.amount_minor OR s.amount_minor <= 0 THEN 'exceeds_original'
+       END
+  FROM (
+       SELECT s2.seq, s2.link_parent_suffix, count(p.id) AS n,
+              min(p.posting_key) AS base_key, min(p.direction) AS base_direction
+         FROM record_stage s2
+         LEFT JOIN LATERAL (` + originsOf("s2") + `) p ON true
+        WHERE s2.seq BETWEEN $2 AND $3 AND s2.kind IN ('return', 'reversal') AND s2.link_depth = $4
+        GROUP BY s2.seq, s2.link_parent_suffix
+  ) r
+  LEFT JOIN LATERAL (SELECT * FROM postings
+                     WHERE r.n = 1 AND tenant_id = $1 AND posting_key = r.base_key || r.link_parent_suffix
+                     LIMIT 1) par ON true
+ WHERE s.seq = r.seq`
+
+// The lookups of single postings and legs below are LATERAL subqueries with
+// LIMIT or OFFSET, which keeps each one an index probe per staged record. As
+// plain joins the planner may hash every posting (or leg) of the tenant, once
+// per chunk, and ingest slows with the size of the ledger.
+
+// insertLinked posts the resolved returns and reversals of one link depth:
+// the legs of the posting they undo, each in the opposite direction. A
+// partial reversal moves its own amount on every leg, which balances because
+// the postings it can undo have one leg per side.
+const insertLinked = `
+WITH cand AS (
+    SELECT DISTINCT ON (s.posting_key) s.*, par.amount_minor AS parent_amount, par.direction AS parent_direction,
+           par.account AS parent_account
+      FROM record_stage s
+     CROSS JOIN LATERAL (SELECT * FROM postings WHERE tenant_id = $1 AND id = s.parent_id LIMIT 1) par
+     WHERE s.seq BETWEEN $3 AND $4 AND s.kind IN ('return', 'reversal')
+       AND s.link_depth = $6 AND s.outcome IS NULL
+     ORDER BY s.posting_key, s.seq
+), ins AS (
+    INSERT INTO postings (tenant_id, posting_key, kind, source, reference, alt_reference, value_date,
+                          amount_minor, currency, direction, account, account_last4, digest, refers_to,
+                          run_id, record_no, line, detail)
+    SELECT $1, posting_key, kind, $5, reference, alt_reference, value_date,
+           amount_minor, currency, CASE parent_direction WHEN 'C' THEN 'D' ELSE 'C' END,
+           coalesce(nullif(account, ''), parent_account), account_last4, digest, parent_id,
+           $2, seq, line, detail
+      FROM cand
+     ORDER BY posting_key
+    ON CONFLICT (tenant_id, posting_key) DO NOTHING
+    RETURNING id, refers_to, amount_minor, value_date
+), leg AS (
+    INSERT INTO legs (tenant_id, posting_id, leg_no, account, direction, amount_minor, currency, value_date)
+    SELECT $1, ins.id, pl.leg_no, pl.account, CASE pl.direction WHEN 'C' THEN 'D' ELSE 'C' END,
+           ins.amount_minor, pl.currency, ins.value_date
+      FROM ins
+     CROSS JOIN LATERAL (SELECT * FROM legs WHERE tenant_id = $1 AND posting_id = ins.refers_to OFFSET 0) pl
+)
+SELECT count(*) FROM ins`
