@@ -116,10 +116,12 @@ WITH l0 AS MATERIALIZED (` + ledgerItems(folds) + `
                   ELSE 'matched' END
              WHEN l.id IS NOT NULL THEN CASE
                   -- LIMIT keeps this an index probe per unpaired item; as a
-                  -- plain EXISTS the planner may hash every posting.
+                  -- plain EXISTS the planner may hash every posting. The
+                  -- tenant is an expression so that no index is entered by
+                  -- tenant alone (docs/decisions/tenant-unknown-to-the-planner.md).
                   WHEN l.kind = 'clearing' AND (
                        SELECT true FROM postings r
-                        WHERE r.tenant_id = $1 AND r.refers_to = l.id AND r.kind IN ('return', 'reversal')
+                        WHERE r.tenant_id || '' = $1 AND r.refers_to = l.id AND r.kind IN ('return', 'reversal')
                           AND r.amount_minor = abs(l.amount) LIMIT 1) THEN 'returned'
                   WHEN l.kind IN ('return', 'reversal') THEN 'return_to_check'
                   WHEN l.value_date > (SELECT d FROM last) THEN 'in_transit'
@@ -174,7 +176,7 @@ UPDATE recon_class c
                              ELSE 'no_statement_line' END
   FROM (SELECT r.ctid AS row, CASE
             WHEN EXISTS (SELECT 1 FROM recon_class o WHERE o.l_id = r.l_refers_to)
-              OR NOT EXISTS (SELECT 1 FROM postings o WHERE o.tenant_id = $1 AND o.id = r.l_refers_to
+              OR NOT EXISTS (SELECT 1 FROM postings o WHERE o.tenant_id || '' = $1 AND o.id = r.l_refers_to
                                                         AND o.value_date BETWEEN $2 AND $3)
                  THEN 'returned'
             WHEN r.l_date > $4 THEN 'in_transit'
@@ -278,8 +280,8 @@ SELECT $1, $2, row_number() OVER (ORDER BY c.class, c.reference, p.posting_key, 
                     WHEN 'missing_in_ledger' THEN l.line_key || ':correction:missing_in_ledger'
                     WHEN 'unbooked_fee' THEN l.line_key || ':correction:unbooked_fee' END
   FROM recon_class c
-  LEFT JOIN LATERAL (SELECT * FROM postings WHERE tenant_id = $1 AND id = c.l_id LIMIT 1) p ON true
-  LEFT JOIN LATERAL (SELECT * FROM statement_lines WHERE tenant_id = $1 AND id = c.s_id LIMIT 1) l ON true
+  LEFT JOIN LATERAL (SELECT * FROM postings WHERE tenant_id || '' = $1 AND id = c.l_id LIMIT 1) p ON true
+  LEFT JOIN LATERAL (SELECT * FROM statement_lines WHERE tenant_id || '' = $1 AND id = c.s_id LIMIT 1) l ON true
   LEFT JOIN recon_exponent el ON el.currency = c.l_currency
   LEFT JOIN recon_exponent es ON es.currency = c.s_currency
  WHERE c.class <> 'matched'`

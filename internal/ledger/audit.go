@@ -20,11 +20,11 @@ WITH ev AS (
            coalesce(d.account_last4, ''), d.value_date, d.digest, d.link_reference, d.link_prefix, d.link_suffix,
            coalesce(d.detail, '')
       FROM record_stage s
-      -- LIMIT keeps each lateral a primary-key probe per staged record; a
-      -- plain join lets the planner hash every posting of the tenant, once
-      -- per chunk.
+      -- LIMIT keeps each lateral an index probe per staged record; a plain
+      -- join lets the planner hash every posting of the tenant, once per
+      -- chunk. tenant_id || '': see originsOf.
       LEFT JOIN LATERAL (SELECT * FROM postings WHERE tenant_id = $1 AND posting_key = s.posting_key LIMIT 1) k ON true
-      LEFT JOIN LATERAL (SELECT * FROM postings WHERE tenant_id = $1 AND id = s.settles_id LIMIT 1) c ON true
+      LEFT JOIN LATERAL (SELECT * FROM postings WHERE tenant_id || '' = $1 AND id = s.settles_id LIMIT 1) c ON true
       CROSS JOIN LATERAL (SELECT coalesce(c.id, k.id) AS id, coalesce(c.run_id, k.run_id) AS run_id,
                                  coalesce(c.record_no, k.record_no) AS record_no,
                                  coalesce(c.digest, k.digest) AS digest, coalesce(c.amount_minor, k.amount_minor) AS amount_minor,

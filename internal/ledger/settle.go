@@ -19,7 +19,8 @@ import (
 // duplicate.
 //
 // Most ingests meet no such correction, so the check costs one small query
-// unless one exists for the source.
+// unless one exists for the source. Probes by id compare the tenant as an
+// expression: see originsOf.
 func settleLateArrivals(ctx context.Context, tx pgx.Tx, b Batch, lo, hi int64) error {
 	var any bool
 	if err := tx.QueryRow(ctx, `
@@ -54,10 +55,10 @@ UPDATE record_stage s
        SELECT DISTINCT ON (s2.seq) s2.seq, p.id,
               (p.amount_minor = s2.amount_minor AND p.currency = s2.currency AND p.direction = s2.direction) AS same,
               EXISTS (SELECT 1 FROM postings r
-                       WHERE r.tenant_id = $1 AND r.refers_to = p.id AND r.kind = 'reclass') AS reclassed
+                       WHERE r.tenant_id || '' = $1 AND r.refers_to = p.id AND r.kind = 'reclass') AS reclassed
          FROM record_stage s2
          JOIN corrections c ON c.tenant_id = $1 AND c.source = $2 AND c.class = 'missing_in_ledger' AND c.status = 'posted'
-         CROSS JOIN LATERAL (SELECT * FROM postings WHERE tenant_id = $1 AND id = c.posting_id LIMIT 1) p
+         CROSS JOIN LATERAL (SELECT * FROM postings WHERE tenant_id || '' = $1 AND id = c.posting_id LIMIT 1) p
         WHERE s2.seq BETWEEN $3 AND $4 AND s2.kind = 'clearing'
           AND (p.posting_key = s2.own_key
             OR (p.reference = s2.reference AND p.currency = s2.currency AND abs(p.value_date - s2.value_date) <= 7))
@@ -73,7 +74,7 @@ const insertReclass = `
 WITH cand AS (
     SELECT DISTINCT ON (s.own_key) s.*, p.account AS suspense
       FROM record_stage s
-     CROSS JOIN LATERAL (SELECT account FROM postings WHERE tenant_id = $1 AND id = s.settles_id LIMIT 1) p
+     CROSS JOIN LATERAL (SELECT account FROM postings WHERE tenant_id || '' = $1 AND id = s.settles_id LIMIT 1) p
      WHERE s.seq BETWEEN $3 AND $4 AND s.outcome = 'settled_by_correction' AND s.account <> ''
      ORDER BY s.own_key, s.seq
 ), ins AS (
@@ -91,7 +92,7 @@ WITH cand AS (
 INSERT INTO legs (tenant_id, posting_id, leg_no, account, direction, amount_minor, currency, value_date)
 SELECT $1, ins.id, l.leg_no, l.account, l.direction, ins.amount_minor, ins.currency, ins.value_date
   FROM ins
- CROSS JOIN LATERAL (SELECT account FROM postings WHERE tenant_id = $1 AND id = ins.refers_to LIMIT 1) c
+ CROSS JOIN LATERAL (SELECT account FROM postings WHERE tenant_id || '' = $1 AND id = ins.refers_to LIMIT 1) c
  CROSS JOIN LATERAL (VALUES
        (1::smallint, ins.account, ins.direction),
        (2::smallint, c.account, CASE ins.direction WHEN 'C' THEN 'D' ELSE 'C' END)
