@@ -62,6 +62,10 @@ func (g *globalOptions) open(ctx context.Context, skipSchemaCheck bool) (*databa
 		return nil, usagef("database URL: %v", err)
 	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "clearing"
+	// Every statement of an ingest runs once per chunk over a few thousand
+	// rows; compiling it (JIT) cost 300 ms a chunk whenever the planner's
+	// estimate for a table not yet analysed crossed jit_above_cost.
+	cfg.ConnConfig.RuntimeParams["jit"] = "off"
 	if d.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		d.closeEmbedded(ctx)
 		return nil, fmt.Errorf("connect: %w", err)

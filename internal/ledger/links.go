@@ -27,7 +27,9 @@ func originsOf(stage string) string {
 // clearing posting it descends from and the posting it undoes (the derived
 // key without its last segment), and marks the record with an outcome when
 // it must not post: no original, more than one, or an original it does not
-// fit.
+// fit. The updated rows are bounded to the chunk as well as joined to it:
+// the stage's seq index is a BRIN, which cannot serve the join, and without
+// the bound the join hashed the whole stage once per chunk.
 var resolveLinks = `
 UPDATE record_stage s
    SET posting_key    = CASE WHEN r.n = 1 THEN r.base_key || s.link_suffix END,
@@ -51,7 +53,7 @@ UPDATE record_stage s
   LEFT JOIN LATERAL (SELECT * FROM postings
                      WHERE r.n = 1 AND tenant_id = $1 AND posting_key = r.base_key || r.link_parent_suffix
                      LIMIT 1) par ON true
- WHERE s.seq = r.seq`
+ WHERE s.seq = r.seq AND s.seq BETWEEN $2 AND $3`
 
 // The lookups of single postings and legs below are LATERAL subqueries with
 // LIMIT or OFFSET, which keeps each one an index probe per staged record. As

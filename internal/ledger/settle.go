@@ -64,7 +64,7 @@ UPDATE record_stage s
             OR (p.reference = s2.reference AND p.currency = s2.currency AND abs(p.value_date - s2.value_date) <= 7))
         ORDER BY s2.seq, (p.posting_key = s2.own_key) DESC, p.id
   ) m
- WHERE s.seq = m.seq`
+ WHERE s.seq = m.seq AND s.seq BETWEEN $3 AND $4`
 
 // insertReclass moves a settled record's money from the suspense account
 // the correction used to the customer account the record names: the
