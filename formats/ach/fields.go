@@ -38,9 +38,6 @@ func (rc *record) field(from, to int) string {
 	return rc.text[rc.runeAt[from]:rc.runeAt[to]]
 }
 
-// typeCode returns the record type, the first character.
-func (rc *record) typeCode() byte { return rc.text[0] }
-
 // isDigits reports whether s is non-empty and made only of ASCII digits.
 func isDigits(s string) bool {
 	if s == "" {

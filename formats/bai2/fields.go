@@ -37,18 +37,6 @@ func (c *cursor) next() []byte {
 	return bytes.TrimSpace(rest[:i])
 }
 
-// rest returns everything not yet read, commas included: the text field.
-func (c *cursor) rest() []byte {
-	if c.done {
-		return nil
-	}
-	c.at = c.pos
-	c.done = true
-	r := c.b[c.pos:]
-	c.pos = len(c.b)
-	return r
-}
-
 // parseAmount reads an amount in minor units. BAI2 amounts carry no decimal
 // point: their implied decimals are the currency's ISO 4217 exponent, so
 // the digits are the minor units as they stand. signed allows a leading + or
