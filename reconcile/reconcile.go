@@ -152,8 +152,11 @@ VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, o.Tenant, o.Source, o.From, o.To,
 // of the join twice, it rolls the attempt back and pairs by rank.
 func pair(ctx context.Context, tx pgx.Tx, args []any) error {
 	var folds bool
+	// A posting that adjusts another is only ever written by the approval
+	// that marks its correction posted, in the same transaction; asking the
+	// small corrections table spares a scan of the tenant's postings.
 	if err := tx.QueryRow(ctx, `
-SELECT EXISTS (SELECT 1 FROM postings WHERE tenant_id = $1 AND refers_to IS NOT NULL AND kind = 'correction')`,
+SELECT EXISTS (SELECT 1 FROM corrections WHERE tenant_id = $1 AND status = 'posted' AND refers_to IS NOT NULL)`,
 		args[0]).Scan(&folds); err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
@@ -171,14 +174,19 @@ SELECT j.items = l.items AND j.total = s.items
        (SELECT coalesce(sum(items), 0) AS items FROM recon_sides WHERE side = 'statement') s`).Scan(&once); err != nil {
 		return fmt.Errorf("reconcile: check pairing: %w", err)
 	}
-	if once {
-		return nil
+	if !once {
+		if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT pairing`); err != nil {
+			return fmt.Errorf("reconcile: %w", err)
+		}
+		if _, err := tx.Exec(ctx, pairAndClassify(true, folds), args...); err != nil {
+			return fmt.Errorf("reconcile: pair and classify by rank: %w", err)
+		}
 	}
-	if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT pairing`); err != nil {
+	// Autovacuum never sees temporary tables. Unanalysed, recon_class looks
+	// like one row to the steps that join it with itself, and they nested
+	// loops over every unpaired item: 2.6 s for 2,811 x 1,957 of them.
+	if _, err := tx.Exec(ctx, `ANALYZE recon_class`); err != nil {
 		return fmt.Errorf("reconcile: %w", err)
-	}
-	if _, err := tx.Exec(ctx, pairAndClassify(true, folds), args...); err != nil {
-		return fmt.Errorf("reconcile: pair and classify by rank: %w", err)
 	}
 	return nil
 }

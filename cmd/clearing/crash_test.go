@@ -226,7 +226,7 @@ func TestKilledReconcileLeavesNoPartialRun(t *testing.T) {
 	}
 
 	prepare(c)
-	release := c.lockTable("corrections")
+	release := c.lockWrites("corrections")
 	p := c.start(reconcile...)
 	query := c.waitBlockedOn(p, "corrections")
 	if !strings.Contains(query, "INSERT INTO corrections") {

@@ -117,9 +117,20 @@ func (c *cli) waitForClientsToLeave() {
 
 // lockTable takes an ACCESS EXCLUSIVE lock on table in a transaction of its
 // own, so that the next statement of any process that touches the table
-// waits. The returned function releases the lock; a test that ends without
-// calling it releases it then, so that its connection returns to the pool.
+// waits; lockWrites takes an EXCLUSIVE lock, which only writers wait for.
+// The returned function releases the lock; a test that ends without calling
+// it releases it then, so that its connection returns to the pool.
 func (c *cli) lockTable(table string) (release func()) {
+	c.t.Helper()
+	return c.lock(table, "ACCESS EXCLUSIVE")
+}
+
+func (c *cli) lockWrites(table string) (release func()) {
+	c.t.Helper()
+	return c.lock(table, "EXCLUSIVE")
+}
+
+func (c *cli) lock(table, mode string) (release func()) {
 	c.t.Helper()
 	ctx := context.Background()
 	conn, err := c.pool.Acquire(ctx)
@@ -131,7 +142,7 @@ func (c *cli) lockTable(table string) (release func()) {
 		conn.Release()
 		c.t.Fatal(err)
 	}
-	if _, err := tx.Exec(ctx, `LOCK TABLE `+table+` IN ACCESS EXCLUSIVE MODE`); err != nil {
+	if _, err := tx.Exec(ctx, `LOCK TABLE `+table+` IN `+mode+` MODE`); err != nil {
 		tx.Rollback(ctx) //nolint:errcheck // the test fails anyway
 		conn.Release()
 		c.t.Fatalf("lock %s: %v", table, err)
