@@ -4,8 +4,11 @@
 -- if it had no rows; with tenant_id first, every index then looked equally
 -- good for "this tenant and this id", and the planner could walk all of the
 -- tenant's postings through the wrong one, once per staged record. Led by
--- the looked-up column, the right index is always the cheapest. Only unique
--- constraints must begin with tenant_id; these are not unique.
+-- the looked-up column, these indexes cannot be entered by tenant alone; the
+-- queries also compare the tenant as an expression where the primary key
+-- could be (docs/decisions/tenant-unknown-to-the-planner.md). Only unique
+-- constraints must begin with tenant_id; these are not unique, and ids are
+-- identity values, unique across tenants.
 
 -- +goose Up
 DROP INDEX postings_id;
