@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clearing-dev/clearing/internal/db"
@@ -64,8 +65,13 @@ func (g *globalOptions) open(ctx context.Context, skipSchemaCheck bool) (*databa
 	cfg.ConnConfig.RuntimeParams["application_name"] = "clearing"
 	// Every statement of an ingest runs once per chunk over a few thousand
 	// rows; compiling it (JIT) cost 300 ms a chunk whenever the planner's
-	// estimate for a table not yet analysed crossed jit_above_cost.
-	cfg.ConnConfig.RuntimeParams["jit"] = "off"
+	// estimate for a table not yet analysed crossed jit_above_cost. A SET
+	// after connecting, not a startup parameter, which connection poolers
+	// such as PgBouncer refuse.
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		_, err := conn.Exec(ctx, `SET jit = off`)
+		return err
+	}
 	if d.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		d.closeEmbedded(ctx)
 		return nil, fmt.Errorf("connect: %w", err)
