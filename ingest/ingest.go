@@ -7,17 +7,15 @@ package ingest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
-	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clearing-dev/clearing/formats/registry"
+	"github.com/clearing-dev/clearing/internal/db"
 	"github.com/clearing-dev/clearing/internal/failpoint"
 	"github.com/clearing-dev/clearing/internal/infile"
 	"github.com/clearing-dev/clearing/internal/ledger"
@@ -161,7 +159,7 @@ func apply(ctx context.Context, conn *pgx.Conn, st *stage.Loaded, o Options, sum
 	for lo := run.Progress + 1; lo <= n; lo += int64(o.ChunkSize) {
 		hi := min(lo+int64(o.ChunkSize)-1, n)
 		began := time.Now()
-		err := retry(ctx, o.Log, func() error {
+		err := db.Retry(ctx, o.Log, "chunk", func() error {
 			return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 				if err := failpoint.Hit(failpoint.IngestStaged); err != nil {
 					return err
@@ -241,25 +239,4 @@ func fill(s Summary, c ledger.Counts, status string) Summary {
 	s.Posted, s.Notices, s.Duplicates, s.Conflicts, s.Quarantined = c.Posted, c.Notices, c.Duplicates, c.Conflicts, c.Quarantined
 	s.Settled = c.Settled
 	return s
-}
-
-// retry runs fn again when PostgreSQL aborted it for a deadlock or a
-// serialization failure; the chunk's transaction rolled back whole, so
-// running it again is safe.
-func retry(ctx context.Context, log *slog.Logger, fn func() error) error {
-	const attempts = 5
-	for i := 1; ; i++ {
-		err := fn()
-		var pgErr *pgconn.PgError
-		if err == nil || i == attempts || !errors.As(err, &pgErr) ||
-			(pgErr.Code != pgerrcode.SerializationFailure && pgErr.Code != pgerrcode.DeadlockDetected) {
-			return err
-		}
-		log.Warn("retrying chunk", slog.String("reason", pgErr.Message), slog.Int("attempt", i))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Duration(i*50) * time.Millisecond):
-		}
-	}
 }

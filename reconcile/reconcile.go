@@ -7,11 +7,10 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/clearing-dev/clearing/internal/db"
 	"github.com/clearing-dev/clearing/internal/money"
 	"github.com/clearing-dev/clearing/internal/report"
 )
@@ -73,20 +72,15 @@ func Run(ctx context.Context, pool *pgxpool.Pool, o Options) (*report.Report, er
 	// proposes a correction another run committed since its snapshot is
 	// refused by the snapshot (serialization failure); run again, it finds
 	// the correction proposed and proposes nothing.
-	for attempt := 1; ; attempt++ {
-		err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+	err := db.Retry(ctx, o.Log, "reconciliation", func() error {
+		return pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
 			var err error
 			runID, err = reconcileIn(ctx, tx, o)
 			return err
 		})
-		var pgErr *pgconn.PgError
-		if err != nil && attempt < 5 && errors.As(err, &pgErr) && pgErr.Code == pgerrcode.SerializationFailure {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		break
+	})
+	if err != nil {
+		return nil, err
 	}
 	return Load(ctx, pool, o.Tenant, runID)
 }
@@ -100,9 +94,8 @@ VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, o.Tenant, o.Source, o.From, o.To,
 		return 0, fmt.Errorf("reconcile: start run: %w", err)
 	}
 	// The pass sorts and hashes both sides: in memory, not in temp files.
-	// JIT compilation costs more than it saves on statements that run once,
-	// and statistics missing right after a large ingest make it kick in.
-	if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '256MB'; SET LOCAL jit = off`); err != nil {
+	// (JIT is off for every connection of the command line: see database.go.)
+	if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '256MB'`); err != nil {
 		return 0, fmt.Errorf("reconcile: %w", err)
 	}
 	period := []any{o.Tenant, o.Source, o.From, o.To}

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -75,23 +73,10 @@ func (r result) String() string {
 	return fmt.Sprintf("clearing %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
 }
 
-// exec runs the binary once.
+// exec runs the binary once and waits for it.
 func (c *cli) exec(args ...string) result {
 	c.t.Helper()
-	cmd := exec.Command(clearingBin, append([]string{"--tenant", c.tenant}, args...)...)
-	cmd.Env = append(os.Environ(), "CLEARING_DATABASE_URL="+c.url, "CLEARING_PII_KEY=test-key")
-	cmd.Env = append(cmd.Env, c.env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := result{args: args, stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	case err != nil:
-		c.t.Fatalf("running clearing: %v", err)
-	}
+	r, _ := c.start(args...).wait(c.t)
 	return r
 }
 

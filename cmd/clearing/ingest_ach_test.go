@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -173,43 +172,8 @@ func TestConcurrentIngestsOfOneFilePostEachEntryOnce(t *testing.T) {
 	c := newCLI(t)
 	es := entries(4, 2000)
 	f := c.achFile("day1.ach", ach.DefaultHeader(created), es)
-	const procs = 8
-	sums := make([]ingestSummary, procs)
-	var wg sync.WaitGroup
-	for i := range procs {
-		wg.Go(func() {
-			r := c.exec("-o", "json", "ingest", "--chunk-size", "300", f)
-			if r.code != 0 {
-				t.Errorf("process %d:\n%v", i, r)
-				return
-			}
-			var s []ingestSummary
-			if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
-				t.Errorf("process %d: %v", i, err)
-				return
-			}
-			sums[i] = s[0]
-		})
-	}
-	wg.Wait()
-	var posted, notices, dups int64
-	for _, s := range sums {
-		posted += s.Posted
-		notices += s.Notices
-		dups += s.Duplicates
-	}
-	live := int64(len(liveOnly(es)))
-	if posted != live || notices != 2000-live || dups != (procs-1)*2000 {
-		t.Fatalf("posted %d (want %d), notices %d (want %d), duplicates %d (want %d)",
-			posted, live, notices, 2000-live, dups, (procs-1)*2000)
-	}
-	if got := c.postings(); got != live {
-		t.Fatalf("postings = %d, want %d", got, live)
-	}
-	if got := c.count(`SELECT count(*) FROM audit_events WHERE tenant_id = $1`, c.tenant); got != dups {
-		t.Fatalf("audit events = %d, want one per duplicate (%d)", got, dups)
-	}
-	c.must(0, "ledger", "verify")
+	cmds := slices.Repeat([][]string{{"-o", "json", "ingest", "--chunk-size", "300", f}}, 8)
+	checkOnePostingPerIntent(c, es, summaries(t, c.concurrently(cmds)))
 }
 
 func TestReturnsReverseTheirOriginalOnce(t *testing.T) {
@@ -363,26 +327,47 @@ func TestMalformedACHFilesAreRejectedWhole(t *testing.T) {
 	}
 }
 
-// diffLines shows the lines of b that a lacks and the other way round.
+// diffLines shows the lines of b that a lacks and the other way round,
+// counting repeats, so that a row written twice shows as its extra copy.
+// When the texts differ only in order, it shows both.
 func diffLines(a, b string) string {
-	in := func(s string) map[string]bool {
-		m := map[string]bool{}
+	count := func(s string) map[string]int {
+		m := map[string]int{}
 		for _, l := range strings.Split(s, "\n") {
-			m[l] = true
+			m[l]++
 		}
 		return m
 	}
-	ma, mb := in(a), in(b)
 	var out strings.Builder
-	for _, l := range strings.Split(a, "\n") {
-		if !mb[l] {
-			fmt.Fprintf(&out, "- %s\n", l)
+	extra := func(sign, text, other string) {
+		mine, theirs := count(text), count(other)
+		for _, l := range strings.Split(text, "\n") {
+			if mine[l] > theirs[l] {
+				mine[l]--
+				fmt.Fprintf(&out, "%s %s\n", sign, l)
+			}
 		}
 	}
-	for _, l := range strings.Split(b, "\n") {
-		if !ma[l] {
-			fmt.Fprintf(&out, "+ %s\n", l)
-		}
+	extra("-", a, b)
+	extra("+", b, a)
+	if out.Len() == 0 && a != b {
+		return "the same lines in another order:\n--- want\n" + a + "--- got\n" + b
 	}
 	return out.String()
+}
+
+// Only the commands that print a reconciliation report take -o html; any
+// other command refuses it as a usage error before it does any work.
+func TestHTMLOutputIsRefusedBeforeAnyWork(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	f := c.achFile("day1.ach", ach.DefaultHeader(created), entries(5, 20))
+	c.must(2, "-o", "html", "ingest", f)
+	c.must(2, "-o", "html", "corrections", "list")
+	if got := c.snapshot(); got != newCLI(t).snapshot() {
+		t.Fatalf("a refused -o html wrote:\n%s", got)
+	}
+	if r := c.exec("-o", "html", "report", "latest"); r.code == 2 || !strings.Contains(r.stderr, "no reconciliation runs") {
+		t.Fatalf("report takes -o html:\n%v", r)
+	}
 }

@@ -17,7 +17,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clearing-dev/clearing/internal/output"
+	"github.com/clearing-dev/clearing/internal/report"
 )
+
+// rendersReport annotates the commands that print a reconciliation report,
+// the only ones that also take -o html. Every other command refuses html
+// before it does any work.
+const rendersReport = "renders-report"
 
 // Exit codes. main is the only place that chooses them.
 const (
@@ -110,7 +116,11 @@ func newRootCommand(g *globalOptions) *cobra.Command {
   clearing lookup ach:1234567890:2026-11-29:091000010000001
   clearing balance --account 'settlement:*'`,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			if err := output.Check(g.output); err != nil {
+			check := output.Check
+			if cmd.Annotations[rendersReport] != "" {
+				check = report.Check
+			}
+			if err := check(g.output); err != nil {
 				return usageError{err}
 			}
 			return g.setupLogging()

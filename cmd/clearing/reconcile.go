@@ -17,8 +17,9 @@ func newReconcileCommand(g *globalOptions) *cobra.Command {
 	o := reconcile.Options{WindowDays: reconcile.DefaultWindowDays}
 	var from, to, window string
 	cmd := &cobra.Command{
-		Use:   "reconcile --source NAME --from DATE --to DATE [flags]",
-		Short: "Diff the ledger against the statement lines of one source and period",
+		Annotations: map[string]string{rendersReport: "yes"},
+		Use:         "reconcile --source NAME --from DATE --to DATE [flags]",
+		Short:       "Diff the ledger against the statement lines of one source and period",
 		Long: `Compare the ledger's postings of one source and period with the statement
 lines of the same source and period. Items pair on their reference and currency;
 a pair matches when the amounts agree (within --tolerance minor units) and the
@@ -98,8 +99,9 @@ func runReconcile(ctx context.Context, g *globalOptions, o reconcile.Options) er
 
 func newReportCommand(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
-		Use:   "report RUN|latest",
-		Short: "Show a stored reconciliation as a table, CSV, JSON or HTML",
+		Annotations: map[string]string{rendersReport: "yes"},
+		Use:         "report RUN|latest",
+		Short:       "Show a stored reconciliation as a table, CSV, JSON or HTML",
 		Long: `Show a stored reconciliation run. -o table (the default) prints the summary,
 the bridge per currency and the breaks grouped by class; -o csv prints one row
 per discrepancy; -o json prints the documented report document (docs/report.md);

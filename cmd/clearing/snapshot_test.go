@@ -1,10 +1,6 @@
 package main
 
-import (
-	"context"
-	"fmt"
-	"strings"
-)
+import "slices"
 
 // snapshotQueries render what the ledger holds for one tenant, without ids
 // or times, so that two ledgers built different ways can be compared by
@@ -51,41 +47,7 @@ SELECT source, line_key, occurrence, reference, amount_minor, currency, directio
 // and statement lines as text. Tables can be left out by name.
 func (c *cli) snapshot(skip ...string) string {
 	c.t.Helper()
-	var b strings.Builder
-	for _, q := range snapshotQueries {
-		if contains(skip, q.name) {
-			continue
-		}
-		fmt.Fprintf(&b, "== %s\n", q.name)
-		rows, err := c.pool.Query(context.Background(), q.sql, c.tenant)
-		if err != nil {
-			c.t.Fatalf("snapshot %s: %v", q.name, err)
-		}
-		for rows.Next() {
-			vals, err := rows.Values()
-			if err != nil {
-				c.t.Fatalf("snapshot %s: %v", q.name, err)
-			}
-			for i, v := range vals {
-				if i > 0 {
-					b.WriteByte('|')
-				}
-				fmt.Fprint(&b, v)
-			}
-			b.WriteByte('\n')
-		}
-		if err := rows.Err(); err != nil {
-			c.t.Fatalf("snapshot %s: %v", q.name, err)
-		}
-	}
-	return b.String()
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
+	return c.render(slices.DeleteFunc(slices.Clone(snapshotQueries), func(q struct{ name, sql string }) bool {
+		return slices.Contains(skip, q.name)
+	}))
 }

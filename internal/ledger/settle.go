@@ -44,25 +44,38 @@ SELECT EXISTS (SELECT 1 FROM corrections
 // markSettled matches the chunk's clearing records to posted
 // missing_in_ledger corrections of the source: by key (the statement was
 // the same kind of file) or by reference and currency within a week (the
-// statement was a bank's, keyed otherwise).
+// statement was a bank's, keyed otherwise), preferring a match by key. The
+// two matches are two equality joins: one join on an OR of them would
+// compare every record of the chunk with every correction.
 const markSettled = `
+WITH cp AS MATERIALIZED (
+    SELECT p.id, p.posting_key, p.reference, p.currency, p.value_date, p.amount_minor, p.direction
+      FROM corrections c
+     CROSS JOIN LATERAL (SELECT * FROM postings WHERE tenant_id || '' = $1 AND id = c.posting_id LIMIT 1) p
+     WHERE c.tenant_id = $1 AND c.source = $2 AND c.class = 'missing_in_ledger' AND c.status = 'posted'
+), chunk AS (
+    SELECT seq, own_key, reference, currency, value_date, amount_minor, direction
+      FROM record_stage WHERE seq BETWEEN $3 AND $4 AND kind = 'clearing'
+), hit AS (
+    SELECT k.seq, true AS by_key, cp.*, k.amount_minor AS s_amount, k.currency AS s_currency, k.direction AS s_direction
+      FROM chunk k JOIN cp ON cp.posting_key = k.own_key
+    UNION ALL
+    SELECT k.seq, false, cp.*, k.amount_minor, k.currency, k.direction
+      FROM chunk k JOIN cp ON cp.reference = k.reference AND cp.currency = k.currency
+     WHERE abs(cp.value_date - k.value_date) <= 7
+)
 UPDATE record_stage s
    SET settles_id = m.id,
        outcome = CASE WHEN NOT m.same THEN 'conflict'
                       WHEN m.reclassed THEN 'duplicate'
                       ELSE 'settled_by_correction' END
   FROM (
-       SELECT DISTINCT ON (s2.seq) s2.seq, p.id,
-              (p.amount_minor = s2.amount_minor AND p.currency = s2.currency AND p.direction = s2.direction) AS same,
+       SELECT DISTINCT ON (h.seq) h.seq, h.id,
+              (h.amount_minor = h.s_amount AND h.currency = h.s_currency AND h.direction = h.s_direction) AS same,
               EXISTS (SELECT 1 FROM postings r
-                       WHERE r.tenant_id || '' = $1 AND r.refers_to = p.id AND r.kind = 'reclass') AS reclassed
-         FROM record_stage s2
-         JOIN corrections c ON c.tenant_id = $1 AND c.source = $2 AND c.class = 'missing_in_ledger' AND c.status = 'posted'
-         CROSS JOIN LATERAL (SELECT * FROM postings WHERE tenant_id || '' = $1 AND id = c.posting_id LIMIT 1) p
-        WHERE s2.seq BETWEEN $3 AND $4 AND s2.kind = 'clearing'
-          AND (p.posting_key = s2.own_key
-            OR (p.reference = s2.reference AND p.currency = s2.currency AND abs(p.value_date - s2.value_date) <= 7))
-        ORDER BY s2.seq, (p.posting_key = s2.own_key) DESC, p.id
+                       WHERE r.tenant_id || '' = $1 AND r.refers_to = h.id AND r.kind = 'reclass') AS reclassed
+         FROM hit h
+        ORDER BY h.seq, h.by_key DESC, h.id
   ) m
  WHERE s.seq = m.seq AND s.seq BETWEEN $3 AND $4`
 

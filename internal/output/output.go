@@ -20,7 +20,6 @@ const (
 	Table = "table"
 	JSON  = "json"
 	CSV   = "csv"
-	HTML  = "html" // reconciliation reports only
 )
 
 // ErrFormat means an output format this command does not offer.
@@ -29,10 +28,10 @@ var ErrFormat = errors.New("output: unsupported format")
 // Check returns an error unless f is one of the formats.
 func Check(f string) error {
 	switch f {
-	case Table, JSON, CSV, HTML:
+	case Table, JSON, CSV:
 		return nil
 	}
-	return fmt.Errorf("%w %q: use table, json or csv (or html for reports)", ErrFormat, f)
+	return fmt.Errorf("%w %q: use table, json or csv (html only for 'clearing reconcile' and 'clearing report')", ErrFormat, f)
 }
 
 // Rows is tabular data: a header and rows of cells of the same width.
@@ -137,8 +136,6 @@ func Write(w io.Writer, f string, v any, r Rows) error {
 		return WriteCSV(w, r)
 	case Table, "":
 		return WriteTable(w, r)
-	case HTML:
-		return fmt.Errorf("%w: html is only for reconciliation reports ('clearing report', 'clearing reconcile')", ErrFormat)
 	}
 	return Check(f)
 }

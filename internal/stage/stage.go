@@ -70,12 +70,13 @@ type Stage struct {
 }
 
 // New prepares an empty staging table on conn. The connection must stay
-// the same for the life of the Stage.
+// the same for the life of the Stage, and must be a fresh session: it has
+// used no temporary table yet.
 func New(ctx context.Context, conn *pgx.Conn) (*Stage, error) {
 	// Temporary tables live in the session's own buffers, 8 MB by default;
-	// a large file's stage would spill to disk. The setting only takes
-	// effect before the session's first temporary table, and memory is
-	// only used as the stage grows.
+	// a large file's stage would spill to disk. PostgreSQL refuses to change
+	// the setting once the session has used a temporary table, hence a
+	// fresh session; memory is only used as the stage grows.
 	if _, err := conn.Exec(ctx, `SET temp_buffers = '256MB'`); err != nil {
 		return nil, fmt.Errorf("stage: %w", err)
 	}
