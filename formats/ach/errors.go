@@ -5,8 +5,8 @@ import "errors"
 // Sentinel errors that callers branch on. A *formats.ParseError from the
 // Reader wraps exactly one of the first seven; the last two are final errors.
 var (
-	// ErrNotText means a line holds bytes that are not printable text: a
-	// control character, or bytes that are not valid UTF-8.
+	// ErrNotText means a line holds a byte outside printable ASCII: a
+	// control character, or any byte of 0x7f and above.
 	ErrNotText = errors.New("ach: line is not printable text")
 	// ErrLineLength means a line is not a 94-character record: characters
 	// other than spaces follow a record on the same line.

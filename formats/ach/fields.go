@@ -12,31 +12,17 @@ import (
 const recordLength = 94
 
 // record is one 94-character NACHA record and where it starts in the file.
+// Only chunks of printable ASCII become records, so characters and bytes
+// are the same positions.
 type record struct {
-	text  string // exactly recordLength characters, right-padded with spaces
-	ascii bool   // text is pure ASCII, so character and byte positions agree
-	line  int64  // 1-based physical line of the first byte
-	off   int64  // byte offset of the first byte
-	// runeAt maps character positions to byte positions in text when it is
-	// not ASCII; it is built on first use.
-	runeAt []int
+	text string // exactly recordLength characters, right-padded with spaces
+	line int64  // 1-based physical line of the first byte
+	off  int64  // byte offset of the first byte
 }
 
 // field returns the characters [from, to) of the record, counted from zero,
 // so that NACHA position p..q (1-based, inclusive) is field(p-1, q).
-func (rc *record) field(from, to int) string {
-	if rc.ascii {
-		return rc.text[from:to]
-	}
-	if rc.runeAt == nil {
-		rc.runeAt = make([]int, 0, recordLength+1)
-		for i := range rc.text {
-			rc.runeAt = append(rc.runeAt, i)
-		}
-		rc.runeAt = append(rc.runeAt, len(rc.text))
-	}
-	return rc.text[rc.runeAt[from]:rc.runeAt[to]]
-}
+func (rc *record) field(from, to int) string { return rc.text[from:to] }
 
 // isDigits reports whether s is non-empty and made only of ASCII digits.
 func isDigits(s string) bool {

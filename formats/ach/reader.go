@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	moov "github.com/moov-io/ach"
 
@@ -151,14 +150,14 @@ func (r *Reader) step() {
 		// trailing spaces, and the fields they held were blank.
 		text += strings.Repeat(" ", recordLength-c.runes)
 	}
-	r.rec = record{text: text, ascii: len(text) == recordLength, line: c.line, off: c.off}
+	r.rec = record{text: text, line: c.line, off: c.off}
 	r.dispatch(&r.rec)
 }
 
 // dispatch hands a record to the handler for its type.
 func (r *Reader) dispatch(rc *record) {
 	p := pos{rc.line, rc.off}
-	t, _ := utf8.DecodeRuneInString(rc.text)
+	t := rc.text[0]
 	if !r.file.header && t != '1' {
 		r.push(result{err: &formats.ParseError{Line: p.line, Offset: p.off, Err: fmt.Errorf(
 			"%w: %w: the first record is of type %q; an ACH file starts with a file header (1)",

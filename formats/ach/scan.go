@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"unicode/utf8"
 
 	"github.com/clearing-dev/clearing/formats"
 )
@@ -176,23 +175,14 @@ func (s *scanner) slow() (chunk, error) {
 	}
 }
 
-// finish completes a chunk: it checks that the bytes are valid UTF-8 and
-// returns eof when the chunk is empty and the input has ended.
+// finish completes a chunk, or returns eof when the chunk is empty and the
+// input has ended. (Any byte that could make the chunk invalid UTF-8 is
+// outside printable ASCII and has already marked it bad.)
 func (s *scanner) finish(c chunk, eof error) (chunk, error) {
 	if len(s.buf) == 0 {
 		return chunk{}, eof
 	}
 	c.text = s.buf
-	if c.bad < 0 && !utf8.Valid(c.text) {
-		for i := 0; i < len(c.text); {
-			r, size := utf8.DecodeRune(c.text[i:])
-			if r == utf8.RuneError && size <= 1 {
-				c.bad = c.off + int64(i)
-				break
-			}
-			i += size
-		}
-	}
 	return c, nil
 }
 
