@@ -33,40 +33,48 @@ type File struct {
 // empty, no larger than max bytes.
 func Open(path string, max int64) (*File, error) {
 	// Look before opening: opening a named pipe waits for a writer, and a
-	// device can be endless.
-	if st, err := os.Stat(path); err != nil {
+	// device can be endless. Look again after: the path may have changed.
+	st, err := os.Stat(path)
+	if err != nil {
 		return nil, err
-	} else if !st.Mode().IsRegular() && !st.IsDir() {
-		return nil, fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
+	}
+	if err := regular(path, st); err != nil {
+		return nil, err
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
+	if st, err = f.Stat(); err == nil {
+		err = regular(path, st)
+	}
+	switch {
+	case err != nil:
+	case st.Size() == 0:
+		err = fmt.Errorf("%s is empty", path)
+	case st.Size() > max:
+		err = fmt.Errorf("%s is %d bytes, over the limit of %d bytes (--max-file-bytes)", path, st.Size(), max)
+	}
 	if err != nil {
 		f.Close()
 		return nil, err
-	}
-	switch {
-	case st.IsDir():
-		f.Close()
-		return nil, fmt.Errorf("%s is a directory, not a file", path)
-	case !st.Mode().IsRegular():
-		f.Close()
-		return nil, fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
-	case st.Size() == 0:
-		f.Close()
-		return nil, fmt.Errorf("%s is empty", path)
-	case st.Size() > max:
-		f.Close()
-		return nil, fmt.Errorf("%s is %d bytes, over the limit of %d bytes (--max-file-bytes)", path, st.Size(), max)
 	}
 	in := &File{f: f, size: st.Size(), modTime: st.ModTime(), sum: sha256.New()}
 	// Reading one byte past the size tells a file that grew from one that
 	// did not; the check after parsing turns growth into a rejection.
 	in.r = io.TeeReader(io.LimitReader(f, max+1), countingWriter{in})
 	return in, nil
+}
+
+// regular returns an error unless st is a regular file's.
+func regular(path string, st os.FileInfo) error {
+	switch {
+	case st.IsDir():
+		return fmt.Errorf("%s is a directory, not a file", path)
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
+	}
+	return nil
 }
 
 type countingWriter struct{ in *File }
