@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/clearing-dev/clearing/formats/ach"
@@ -80,18 +79,26 @@ func TestCorrectionsPostOnceWithFourEyesAndCloseTheirBreaks(t *testing.T) {
 	}
 
 	// Concurrent approvals from several terminals post once.
-	var wg sync.WaitGroup
+	var approvals [][]string
 	for i := range 4 {
-		wg.Go(func() {
-			r := c.exec("corrections", "approve", fmt.Sprint(fee.ID), "--operator", fmt.Sprintf("op%d", i), "--reason", "fee confirmed")
-			if r.code != 0 {
-				t.Errorf("concurrent approval %d:\n%v", i, r)
-			}
-		})
+		approvals = append(approvals, []string{"corrections", "approve", fmt.Sprint(fee.ID), "--operator", fmt.Sprintf("op%d", i), "--reason", "fee confirmed"})
 	}
-	wg.Wait()
+	for i, r := range c.concurrently(approvals) {
+		if r.code != 0 {
+			t.Errorf("concurrent approval %d:\n%v", i, r)
+		}
+	}
 	if n := c.count(`SELECT count(*) FROM postings WHERE tenant_id = $1 AND posting_key = $2`, c.tenant, fee.Key); n != 1 {
 		t.Fatalf("%d postings for %s after concurrent approvals, want 1", n, fee.Key)
+	}
+	// Corrections of the ledger's own postings book against adjustments:<source>.
+	for _, k := range []correctionJSON{mismatch, fee} {
+		if n := c.count(`
+SELECT count(*) FROM legs l JOIN postings p ON p.tenant_id = l.tenant_id AND p.id = l.posting_id
+ WHERE p.tenant_id = $1 AND p.posting_key = $2 AND l.account = 'adjustments:ach' AND l.amount_minor = $3`,
+			c.tenant, k.Key, k.Amount); n != 1 {
+			t.Fatalf("%s has %d legs of %d on adjustments:ach, want 1", k.Key, n, k.Amount)
+		}
 	}
 
 	// Above the threshold two different operators are needed, and the same

@@ -53,11 +53,11 @@ func (c *cli) statement(name string, lines []stmtLine) string {
 	return c.file(name, []byte(b.String()))
 }
 
-// reconcile runs 'clearing reconcile -o json' on source ach and returns the
-// report; want -1 accepts 0 and 3.
-func (c *cli) reconcile(want int, from, to string) report.Report {
+// reconcile runs 'clearing reconcile -o json' on source ach, with flags,
+// and returns the report; want -1 accepts 0 and 3.
+func (c *cli) reconcile(want int, from, to string, flags ...string) report.Report {
 	c.t.Helper()
-	r := c.run("-o", "json", "reconcile", "--source", "ach", "--from", from, "--to", to)
+	r := c.run(append([]string{"-o", "json", "reconcile", "--source", "ach", "--from", from, "--to", to}, flags...)...)
 	if (want >= 0 && r.code != want) || (want < 0 && r.code != 0 && r.code != 3) {
 		c.t.Fatalf("want exit %d\n%v", want, r)
 	}
@@ -229,4 +229,40 @@ func sameDiscrepancies(a, b report.Report) bool {
 		return out
 	}
 	return slices.Equal(key(a), key(b))
+}
+
+// --tolerance and --window decide what is a break: the planted 0.50
+// difference matches within 50 minor units and breaks at 49; the line dated
+// five days early matches within a 6-day window and breaks at 4.
+func TestToleranceAndWindowDecideWhatBreaks(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	p := plant(t, c)
+	c.must(0, "statement", "import", "--source", "ach", "--format", "csv", "--map", p.mapping, p.stmt)
+	from, to := p.period()
+	amount, date := p.live[11].Trace, p.live[12].Trace
+	classOf := func(ref string) string {
+		return c.rows(`SELECT class FROM discrepancies
+		                WHERE tenant_id = $1 AND reference = $2 AND run_id = (SELECT max(id) FROM reconciliations WHERE tenant_id = $1)`,
+			c.tenant, ref)
+	}
+	for _, tc := range []struct {
+		tolerance, window    string
+		amountWant, dateWant string
+	}{
+		{"49", "4d", "amount_mismatch\n", "date_out_of_window\n"},
+		{"50", "6d", "", ""},
+	} {
+		c.reconcile(3, from, to, "--tolerance", tc.tolerance, "--window", tc.window)
+		if got := classOf(amount); got != tc.amountWant {
+			t.Errorf("--tolerance %s: the 0.50 difference is %q, want %q", tc.tolerance, got, tc.amountWant)
+		}
+		if got := classOf(date); got != tc.dateWant {
+			t.Errorf("--window %s: the line 5 days early is %q, want %q", tc.window, got, tc.dateWant)
+		}
+		if got := c.rows(`SELECT tolerance_minor || ' ' || window_days FROM reconciliations
+		                   WHERE tenant_id = $1 ORDER BY id DESC LIMIT 1`, c.tenant); got != tc.tolerance+" "+strings.TrimSuffix(tc.window, "d")+"\n" {
+			t.Errorf("the run stored %q", got)
+		}
+	}
 }
