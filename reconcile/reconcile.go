@@ -17,7 +17,9 @@ import (
 
 // Sentinel errors that callers branch on.
 var (
-	// ErrPeriod means the period or window asked for makes no sense.
+	// ErrPeriod means the options asked for make no sense: no source, a
+	// period that ends before it starts, a negative window or tolerance.
+	// Run checks them before any work.
 	ErrPeriod = errors.New("reconcile: bad period")
 	// ErrUnaccounted means an item did not end in exactly one class. It is
 	// a bug, and the run is not stored.

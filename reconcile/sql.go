@@ -1,18 +1,21 @@
 package reconcile
 
-// The reconciliation reads each side once. One statement pairs ledger items
-// and statement lines with a full outer join and classifies every row of it;
-// matched pairs are only counted, and everything else lands in a temporary
-// table that lives for the run's transaction:
+// One statement pairs ledger items and statement lines with a full outer
+// join, reading each side once, and classifies every row of it; matched
+// pairs are only counted, and everything else lands in temporary tables
+// that live for the run's transaction:
 //
 //	recon_matched  per currency: how many pairs matched, and their sums
+//	recon_sides    per side and currency: items, totals, the statement's last date
 //	recon_class    every item that did not simply match, in one class
 //
-// A few small steps then refine recon_class (cross-currency pairs, returns,
-// settlement totals) before the run's totals, classes and discrepancies are
-// stored. Amounts are signed from the counterparty's side: a credit to the
-// counterparty is positive, so a matched pair has equal amounts and a
-// difference is ledger minus statement.
+// (When a reference repeats on a side where it has a partner, the pass runs
+// again in its ranked form.) A few small steps then refine recon_class
+// (cross-currency pairs, returns, settlement totals, which read the ledger's
+// items of those days again) before the run's totals, classes and
+// discrepancies are stored. Amounts are signed from the counterparty's side:
+// a credit to the counterparty is positive, so a matched pair has equal
+// amounts and a difference is ledger minus statement.
 
 // ledgerItems is the ledger side: the source's postings of the period, each
 // with its approved corrections folded in. A correction that adjusts a

@@ -7,7 +7,6 @@ package reconcile
 import (
 	"context"
 	"fmt"
-	"log/slog"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -47,7 +46,6 @@ type ImportOptions struct {
 	MaxFileBytes int64
 	Hasher       pii.Hasher
 	Reader       registry.Options
-	Log          *slog.Logger
 }
 
 // ImportSummary is what one statement import did.
@@ -73,6 +71,9 @@ func ImportStatement(ctx context.Context, pool *pgxpool.Pool, path string, o Imp
 	if o.Source == "" {
 		return sum, fmt.Errorf("reconcile: a statement needs a source (--source)")
 	}
+	if p := o.Perspective; p != "" && p != Counterparty && p != Holder {
+		return sum, fmt.Errorf("reconcile: perspective %q: use %s or %s", p, Counterparty, Holder)
+	}
 	if o.MaxFileBytes <= 0 {
 		o.MaxFileBytes = infile.DefaultMaxBytes
 	}
@@ -95,9 +96,6 @@ func ImportStatement(ctx context.Context, pool *pgxpool.Pool, path string, o Imp
 		if st.Format == registry.BAI2 {
 			perspective = Holder
 		}
-	}
-	if perspective != Counterparty && perspective != Holder {
-		return sum, fmt.Errorf("reconcile: perspective %q: use %s or %s", perspective, Counterparty, Holder)
 	}
 	run := runs.Run{Kind: "statement", Format: st.Format, Source: o.Source, FileName: st.Name,
 		FileBytes: st.Bytes, FileSHA256: st.SHA256, Records: st.Records}

@@ -10,8 +10,9 @@ import (
 	"github.com/clearing-dev/clearing/internal/ledger"
 )
 
-// Status is what reconciliation says about one key: the class it ended in
-// in the newest run that compared it, and the corrections derived from it.
+// Status is what reconciliation says about one key: what the newest run
+// that compared it listed for it (nothing when it matched there), and the
+// corrections derived from it.
 type Status struct {
 	Discrepancies []KeyDiscrepancy `json:"discrepancies"`
 	Corrections   []Correction     `json:"corrections"`
@@ -26,23 +27,27 @@ type KeyDiscrepancy struct {
 }
 
 // StatusOf returns the reconciliation status of key: the discrepancies of
-// the newest run that lists the key on either side, and every correction
-// whose key derives from it or that posts under it. A key compared and
-// matched leaves no discrepancy; that is shown as nothing listed.
+// the newest run whose source and period take in the key's posting or
+// statement line, and every correction whose key derives from it or that
+// posts under it. A key that run matched has no discrepancy, even when an
+// older run listed one.
 func StatusOf(ctx context.Context, q ledger.Querier, tenant, key string) (Status, error) {
 	var s Status
 	rows, err := q.Query(ctx, `
-WITH hits AS (
-    SELECT d.run_id, d.class, d.explanation FROM discrepancies d
-     WHERE d.tenant_id = $1 AND d.posting_key = $2
+WITH subject AS (
+    SELECT source, value_date FROM postings WHERE tenant_id = $1 AND posting_key = $2
     UNION ALL
-    SELECT d.run_id, d.class, d.explanation FROM discrepancies d
-     WHERE d.tenant_id = $1 AND d.line_key = $2
+    SELECT source, value_date FROM statement_lines WHERE tenant_id = $1 AND line_key = $2
+), newest AS (
+    SELECT r.id, r.created_at FROM reconciliations r
+      JOIN subject k ON r.source = k.source AND k.value_date BETWEEN r.period_from AND r.period_to
+     WHERE r.tenant_id = $1
+     ORDER BY r.id DESC LIMIT 1
 )
-SELECT h.run_id, r.created_at, h.class, h.explanation
-  FROM hits h JOIN reconciliations r ON r.tenant_id = $1 AND r.id = h.run_id
- WHERE h.run_id = (SELECT max(run_id) FROM hits)
- ORDER BY h.class`, tenant, key)
+SELECT d.run_id, n.created_at, d.class, d.explanation
+  FROM newest n JOIN discrepancies d ON d.tenant_id = $1 AND d.run_id = n.id
+ WHERE d.posting_key = $2 OR d.line_key = $2
+ ORDER BY d.class`, tenant, key)
 	if err != nil {
 		return s, fmt.Errorf("reconcile: status of %q: %w", key, err)
 	}

@@ -72,7 +72,7 @@ func runLookup(ctx context.Context, g *globalOptions, key string) error {
 func writeStatusText(w io.Writer, st reconcile.Status) error {
 	fmt.Fprintf(w, "\nreconciliation\n")
 	if len(st.Discrepancies) == 0 {
-		fmt.Fprintln(w, "no discrepancy listed: matched in every run that compared it, or not reconciled yet")
+		fmt.Fprintln(w, "no discrepancy listed: matched in the newest run that compared it, or not reconciled yet")
 	}
 	for _, d := range st.Discrepancies {
 		fmt.Fprintf(w, "run %d (%s): %s: %s\n", d.RunID, d.RunAt.Format("2006-01-02 15:04"), d.Class, d.Explanation)

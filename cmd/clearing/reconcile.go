@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,7 +15,7 @@ import (
 )
 
 func newReconcileCommand(g *globalOptions) *cobra.Command {
-	o := reconcile.Options{WindowDays: reconcile.DefaultWindowDays}
+	var o reconcile.Options
 	var from, to, window string
 	cmd := &cobra.Command{
 		Annotations: map[string]string{rendersReport: "yes"},
@@ -57,9 +58,6 @@ same discrepancies and proposes nothing new. Exits 3 when any break remains.`,
 			if o.WindowDays, err = parseDays(window); err != nil {
 				return usagef("--window %q: use a number of days such as 3d", window)
 			}
-			if o.Tolerance < 0 {
-				return usagef("--tolerance cannot be negative")
-			}
 			return runReconcile(ctx, g, o)
 		}),
 	}
@@ -67,7 +65,7 @@ same discrepancies and proposes nothing new. Exits 3 when any break remains.`,
 	f.StringVar(&o.Source, "source", "", "source to reconcile (required)")
 	f.StringVar(&from, "from", "", "first value date, YYYY-MM-DD (required)")
 	f.StringVar(&to, "to", "", "last value date, YYYY-MM-DD (required)")
-	f.StringVar(&window, "window", "3d", "how far apart value dates may be and still match, in days")
+	f.StringVar(&window, "window", fmt.Sprintf("%dd", reconcile.DefaultWindowDays), "how far apart value dates may be and still match, in days")
 	f.Int64Var(&o.Tolerance, "tolerance", 0, "how far apart amounts may be and still match, in minor units")
 	f.StringVar(&o.AdjustmentsAccount, "adjustments-account", "", "account for amount differences and fees (default adjustments:<source>)")
 	f.StringVar(&o.SuspenseAccount, "suspense-account", "", "account for money the ledger lacks (default suspense:<source>)")
@@ -91,6 +89,9 @@ func runReconcile(ctx context.Context, g *globalOptions, o reconcile.Options) er
 	defer d.Close(ctx)
 	o.Tenant, o.Log = g.tenant, g.log
 	r, err := reconcile.Run(ctx, d.pool, o)
+	if errors.Is(err, reconcile.ErrPeriod) {
+		return usageError{err} // checked before any work
+	}
 	if err != nil {
 		return err
 	}

@@ -265,4 +265,17 @@ func TestToleranceAndWindowDecideWhatBreaks(t *testing.T) {
 			t.Errorf("the run stored %q", got)
 		}
 	}
+	// lookup tells what the newest run said: the difference the first run
+	// listed matched in the second.
+	var look struct {
+		Reconciliation struct {
+			Discrepancies []struct{ Class string } `json:"discrepancies"`
+		} `json:"reconciliation"`
+	}
+	if err := json.Unmarshal([]byte(c.must(0, "-o", "json", "lookup", p.live[11].Key()).stdout), &look); err != nil {
+		t.Fatal(err)
+	}
+	if d := look.Reconciliation.Discrepancies; len(d) != 0 {
+		t.Fatalf("lookup shows %+v from an older run; the newest matched the key", d)
+	}
 }

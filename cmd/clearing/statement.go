@@ -70,7 +70,7 @@ func runStatementImport(ctx context.Context, g *globalOptions, o reconcile.Impor
 		return err
 	}
 	defer d.Close(ctx)
-	o.Tenant, o.Hasher, o.Log = g.tenant, g.hasher(), g.log
+	o.Tenant, o.Hasher = g.tenant, g.hasher()
 	var sums []reconcile.ImportSummary
 	rejected, conflicts := 0, 0
 	for _, file := range files {
