@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/clearing-dev/clearing/formats/registry"
@@ -58,12 +59,18 @@ The format is detected for ACH files; name it with --format otherwise.`,
 	f.StringVar(&o.source, "source", "", "source name for settlement and reconciliation (default: the format, or the CSV mapping's source)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "parse, validate and compute what would be posted; write nothing")
 	f.IntVar(&o.chunkSize, "chunk-size", ingest.DefaultChunkSize, "records applied per transaction")
-	f.Int64Var(&o.maxFileBytes, "max-file-bytes", infile.DefaultMaxBytes, "refuse files larger than this")
-	f.StringVar(&o.reader.ISOFraming, "iso-framing", "", "ISO 8583 framing: rdw, len2, ascii4, hex or raw (detected when unambiguous)")
-	f.StringVar(&o.reader.ISOSpec, "iso-spec", "", "ISO 8583 spec: spec87ascii, spec87, or a path to a JSON spec")
-	f.StringVar(&o.reader.CSVMap, "map", "", "CSV column mapping: a TOML file or preset:NAME")
-	f.StringVar(&o.reader.FileID, "file-id", "", "CSV file id for line-based keys (default: the file's base name)")
+	bindReaderFlags(f, &o.maxFileBytes, &o.reader)
 	return cmd
+}
+
+// bindReaderFlags declares the flags that say how to read an input file,
+// which ingest and statement import share.
+func bindReaderFlags(f *pflag.FlagSet, maxFileBytes *int64, ro *registry.Options) {
+	f.Int64Var(maxFileBytes, "max-file-bytes", infile.DefaultMaxBytes, "refuse files larger than this")
+	f.StringVar(&ro.ISOFraming, "iso-framing", "", "ISO 8583 framing: rdw, len2, ascii4, hex or raw (detected when unambiguous)")
+	f.StringVar(&ro.ISOSpec, "iso-spec", "", "ISO 8583 spec: spec87ascii, spec87, or a path to a JSON spec")
+	f.StringVar(&ro.CSVMap, "map", "", "CSV column mapping: a TOML file or preset:NAME")
+	f.StringVar(&ro.FileID, "file-id", "", "CSV file id for line-based keys (default: the file's base name)")
 }
 
 func runIngest(ctx context.Context, g *globalOptions, o ingestOptions, files []string) error {

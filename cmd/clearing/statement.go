@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clearing-dev/clearing/internal/infile"
 	"github.com/clearing-dev/clearing/internal/output"
 	"github.com/clearing-dev/clearing/internal/stage"
 	"github.com/clearing-dev/clearing/reconcile"
@@ -56,11 +55,7 @@ counterparty's side, like postings.`,
 	f.StringVar(&o.Source, "source", "", "the other side's name; reconcile compares it with the ledger's postings of the same source (required)")
 	f.StringVar(&o.Format, "format", "", "file format: "+strings.Join(reconcile.StatementFormats, ", ")+" (detected for ACH and BAI2)")
 	f.StringVar(&o.Perspective, "perspective", "", "whose side the file's directions describe: holder or counterparty (default: holder for BAI2)")
-	f.Int64Var(&o.MaxFileBytes, "max-file-bytes", infile.DefaultMaxBytes, "refuse files larger than this")
-	f.StringVar(&o.Reader.ISOFraming, "iso-framing", "", "ISO 8583 framing: rdw, len2, ascii4, hex or raw")
-	f.StringVar(&o.Reader.ISOSpec, "iso-spec", "", "ISO 8583 spec: spec87ascii, spec87, or a JSON spec path")
-	f.StringVar(&o.Reader.CSVMap, "map", "", "CSV column mapping: a TOML file or preset:NAME")
-	f.StringVar(&o.Reader.FileID, "file-id", "", "CSV file id for line-based keys (default: the file's base name)")
+	bindReaderFlags(f, &o.MaxFileBytes, &o.Reader)
 	return cmd
 }
 
