@@ -64,12 +64,8 @@ func runBalance(ctx context.Context, g *globalOptions, f ledger.BalanceFilter) e
 		if f.ByKind {
 			cells = append(cells, b.Kind)
 		}
-		if g.output == output.CSV {
-			cells = append(cells, itoa(b.Debits), itoa(b.Credits), itoa(b.Balance))
-		} else {
-			cells = append(cells, amount(b.Debits, b.Currency), amount(b.Credits, b.Currency), amount(b.Balance, b.Currency))
-		}
-		rows.Add(cells...)
+		rows.Add(append(cells, amountCell(g, b.Debits, b.Currency), amountCell(g, b.Credits, b.Currency),
+			amountCell(g, b.Balance, b.Currency))...)
 	}
 	if bs == nil {
 		bs = []ledger.Balance{}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clearing-dev/clearing/internal/money"
 	"github.com/clearing-dev/clearing/internal/output"
 	"github.com/clearing-dev/clearing/reconcile"
 )
@@ -105,7 +106,7 @@ func newCorrectionsShowCommand(g *globalOptions) *cobra.Command {
 			rows.Add("status", c.Status)
 			rows.Add("class", c.Class)
 			rows.Add("posts under", c.PostingKey)
-			rows.Add("amount", amount(c.Amount, c.Currency)+" "+c.Currency)
+			rows.Add("amount", money.FormatCode(c.Amount, c.Currency))
 			rows.Add("legs", fmt.Sprintf("%s %s, %s %s", direction(c.Direction), c.CounterAccount,
 				direction(opposite(c.Direction)), c.SettlementAccount))
 			rows.Add("reference", c.Reference)

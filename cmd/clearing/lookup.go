@@ -82,7 +82,7 @@ func writeStatusText(w io.Writer, st reconcile.Status) error {
 	}
 	rows := output.Rows{Header: []string{"correction", "key", "class", "status", "amount", "approvals"}}
 	for _, c := range st.Corrections {
-		rows.Add(itoa(c.ID), c.Key, c.Class, c.Status, amount(c.Amount, c.Currency)+" "+c.Currency, fmt.Sprint(c.Approvals))
+		rows.Add(itoa(c.ID), c.Key, c.Class, c.Status, money.FormatCode(c.Amount, c.Currency), fmt.Sprint(c.Approvals))
 	}
 	fmt.Fprintf(w, "\ncorrections\n")
 	return output.WriteTable(w, rows)
