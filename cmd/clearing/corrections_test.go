@@ -327,7 +327,8 @@ func TestRolesAreEnforcedByTheDatabase(t *testing.T) {
 
 	ing.must(0, "statement", "import", "--source", "ach", "--format", "csv", "--map", p.mapping, p.stmt)
 	from, to := p.period()
-	if r := ing.run("reconcile", "--source", "ach", "--from", from, "--to", to); r.code != 1 {
+	if r := ing.run("reconcile", "--source", "ach", "--from", from, "--to", to); r.code != 1 ||
+		c.count(`SELECT count(*) FROM reconciliations WHERE tenant_id = $1`, c.tenant) != 0 {
 		t.Fatalf("clearing_ingest reconciled:\n%v", r)
 	}
 	appr.reconcile(3, from, to)
@@ -336,8 +337,18 @@ func TestRolesAreEnforcedByTheDatabase(t *testing.T) {
 		!strings.Contains(r.stderr, "may not") {
 		t.Fatalf("clearing_ingest approved a correction:\n%v", r)
 	}
-	if r := rd.run("ingest", c.achFile("more.ach", ach.DefaultHeader(created), liveOnly(entries(24, 3)))); r.code != 1 {
+	moreEntries := liveOnly(entries(24, 3))
+	for i := range moreEntries { // keys of their own, not the planted file's
+		moreEntries[i].Trace = fmt.Sprintf("12104288%07d", 9000000+i)
+	}
+	more := c.achFile("more.ach", ach.DefaultHeader(created), moreEntries)
+	before := c.postings()
+	if r := rd.run("ingest", more); r.code != 1 || c.postings() != before {
 		t.Fatalf("clearing_reader ingested:\n%v", r)
+	}
+	// The nightly job's role posts.
+	if s := ing.ingest(0, more)[0]; s.Posted != int64(len(moreEntries)) || c.postings() != before+s.Posted {
+		t.Fatalf("clearing_ingest could not ingest: %+v", s)
 	}
 	appr.approve(0, fee.ID, "alice")
 	if r := appr.run("config", "set", "corrections.four_eyes_above_minor", "0"); r.code != 1 || !strings.Contains(r.stderr, "admin") {

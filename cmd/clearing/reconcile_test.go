@@ -279,3 +279,33 @@ func TestToleranceAndWindowDecideWhatBreaks(t *testing.T) {
 		t.Fatalf("lookup shows %+v from an older run; the newest matched the key", d)
 	}
 }
+
+// A settlement total on the statement is compared with the net of the
+// ledger's items of its day and currency: one that agrees matches, one that
+// does not is a settlement_total_mismatch, a break.
+func TestSettlementTotalsAgainstTheDailyNet(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	es := liveOnly(entries(25, 12))
+	c.ingest(0, c.achFile("day1.ach", ach.DefaultHeader(created), es))
+	day := es[0].EffectiveDate
+	var lines []stmtLine
+	var net int64
+	for _, e := range es {
+		lines = append(lines, lineOf(e))
+		if e.EffectiveDate.Equal(day) {
+			net += signed(e)
+		}
+	}
+	d := day.Format("2006-01-02")
+	lines = append(lines,
+		stmtLine{id: "S1", ref: "SETTLE-1", amount: net, currency: "USD", date: d, typ: "settlement"},
+		stmtLine{id: "S2", ref: "SETTLE-2", amount: net + 1, currency: "USD", date: d, typ: "settlement"})
+	c.must(0, "statement", "import", "--source", "ach", "--format", "csv",
+		"--map", c.file("statement.toml", []byte(statementMapping)), c.statement("statement.csv", lines))
+	c.reconcile(3, d, d)
+	got := c.rows(`SELECT line_key, class, is_break FROM discrepancies WHERE tenant_id = $1 AND line_type = 'settlement_total' ORDER BY 1`, c.tenant)
+	if want := "csv:ach:S2|settlement_total_mismatch|true\n"; got != want {
+		t.Fatalf("settlement totals:\n%s\nwant\n%s", got, want)
+	}
+}
