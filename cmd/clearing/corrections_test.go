@@ -287,6 +287,23 @@ func TestLateOriginalAfterCorrectionDoesNotMoveMoneyTwice(t *testing.T) {
 			if s := c.ingest(3, c.achFile("changed.ach", h, []ach.Entry{changed}))[0]; s.Conflicts != 1 {
 				t.Fatalf("a late original with another amount: %+v, want a conflict", s)
 			}
+			flipped := late // a credit as a debit, or the other way round
+			if flipped.TransactionCode%10 == 2 {
+				flipped.TransactionCode += 5
+			} else {
+				flipped.TransactionCode -= 5
+			}
+			h.IDModifier = "D"
+			if s := c.ingest(3, c.achFile("flipped.ach", h, []ach.Entry{flipped}))[0]; s.Conflicts != 1 {
+				t.Fatalf("a late original in the other direction: %+v, want a conflict", s)
+			}
+			if n := c.count(`SELECT count(*) FROM audit_events WHERE tenant_id = $1 AND own_key = $2 AND verdict = 'conflict'
+			                   AND 'direction' = ANY(differing_fields)`, c.tenant, late.Key()); n == 0 {
+				t.Fatal("no conflict names the direction")
+			}
+			if got := c.balance("settlement:ach"); got != settlement {
+				t.Fatalf("a conflicting late original moved the settlement account: %d, was %d", got, settlement)
+			}
 			rep := c.reconcile(-1, day, day)
 			for _, d := range rep.Discrepancies {
 				if d.Reference == late.Trace && d.Class != "corrected" {

@@ -278,6 +278,18 @@ func TestToleranceAndWindowDecideWhatBreaks(t *testing.T) {
 	if d := look.Reconciliation.Discrepancies; len(d) != 0 {
 		t.Fatalf("lookup shows %+v from an older run; the newest matched the key", d)
 	}
+	// The first run proposed a correction for the difference; the newest
+	// no longer shows it, so approving it is refused and posts nothing.
+	stale := byClass(c.corrections(), "amount_mismatch")
+	if r := c.approve(1, stale.ID, "alice"); !strings.Contains(r.stderr, "no longer") {
+		t.Fatalf("approving a correction whose break is gone:\n%v", r)
+	}
+	if n := c.count(`SELECT count(*) FROM postings WHERE tenant_id = $1 AND posting_key = $2`, c.tenant, stale.Key); n != 0 {
+		t.Fatalf("a stale correction posted")
+	}
+	if n := c.count(`SELECT count(*) FROM correction_decisions WHERE tenant_id = $1`, c.tenant); n != 0 {
+		t.Fatalf("a refused approval left %d decisions", n)
+	}
 }
 
 // A settlement total on the statement is compared with the net of the
