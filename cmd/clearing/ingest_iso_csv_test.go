@@ -101,19 +101,19 @@ func TestISO8583PostsOnceAcrossFramingsRepeatsAndReversals(t *testing.T) {
 	}
 
 	// The wrong spec or the wrong framing rejects the file whole.
-	posted := c.postings()
+	beforeRejects := c.fullSnapshot()
 	fresh := []iso8583.Txn{purchase(200, 10), purchase(201, 20)}
 	for _, args := range [][]string{
 		{"--iso-spec", "spec87ascii", c.isoFile("spec.rdw", iso8583.FramingRDW, fresh...)},
 		{"--iso-framing", "len2", c.isoFile("framing.rdw", iso8583.FramingRDW, fresh...)},
 	} {
 		r := c.run(append([]string{"ingest", "--format", "iso8583"}, args...)...)
-		if r.code != 1 || !strings.Contains(r.stderr, "message") {
-			t.Errorf("%v: want a rejection naming the message\n%v", args, r)
+		if r.code != 1 || !strings.Contains(r.stderr, "message") || !strings.Contains(r.stderr, "offset") {
+			t.Errorf("%v: want a rejection naming the message and its byte offset\n%v", args, r)
 		}
 	}
-	if c.postings() != posted {
-		t.Fatal("a rejected file posted")
+	if after := c.fullSnapshot(); after != beforeRejects {
+		t.Fatalf("a rejected file wrote:\n%s", diffLines(beforeRejects, after))
 	}
 
 	// No PAN anywhere: not in the database, not in any output.

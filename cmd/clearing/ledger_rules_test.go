@@ -120,14 +120,24 @@ func TestCrashBetweenChunksThenRerunEqualsACleanRun(t *testing.T) {
 	}
 }
 
-// Names and account numbers never reach the database, and no output shows
-// an account number.
+// Names and account numbers never reach the database, and no output or log
+// line shows one.
 func TestNoPersonalDataIsStored(t *testing.T) {
 	t.Parallel()
 	c := newCLI(t)
+	c.env = []string{"CLEARING_LOG_LEVEL=debug"}
 	es := liveOnly(entries(13, 40))
-	c.ingest(0, c.achFile("day1.ach", ach.DefaultHeader(created), es))
-	c.ingest(0, c.returnFile("returns.ach", ach.ReturnOf(es[1], "R01", 1)))
+	var printed strings.Builder
+	for _, args := range [][]string{
+		{"ingest", c.achFile("day1.ach", ach.DefaultHeader(created), es)},
+		{"--log-format", "json", "ingest", c.returnFile("returns.ach", ach.ReturnOf(es[1], "R01", 1))},
+		{"lookup", es[1].Key()}, {"-o", "json", "lookup", es[1].Key()}, {"-o", "csv", "lookup", es[1].Key()},
+		{"balance"}, {"runs"}, {"runs", "show", "1"},
+	} {
+		r := c.must(0, args...)
+		printed.WriteString(r.stdout + r.stderr)
+	}
+	outputs := printed.String()
 	rows, err := c.pool.Query(context.Background(), `
 SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`)
 	if err != nil {
@@ -150,11 +160,9 @@ SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' A
 		}
 		dump.WriteString(text)
 	}
-	outputs := c.must(0, "lookup", es[1].Key()).stdout + c.must(0, "-o", "json", "lookup", es[1].Key()).stdout +
-		c.must(0, "balance").stdout + c.must(0, "runs").stdout
 	for _, e := range es {
-		if strings.Contains(dump.String(), e.Name) {
-			t.Fatalf("the database holds the name %q", e.Name)
+		if name := strings.TrimSpace(e.Name); strings.Contains(dump.String(), name) || strings.Contains(outputs, name) {
+			t.Fatalf("the database or the output holds the name %q", e.Name)
 		}
 		if len(e.Account) > 4 && (strings.Contains(dump.String(), e.Account) || strings.Contains(outputs, e.Account)) {
 			t.Fatalf("the database or the output holds the account number %q", e.Account)
