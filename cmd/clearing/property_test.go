@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -224,12 +223,16 @@ func ingestAll(rt *rapid.T, c *cli, prefix string, files []arrival, chunk int) i
 	if r.code != 0 {
 		rt.Fatalf("want exit 0\n%v", r)
 	}
-	var records int64
-	for _, s := range summaries(c.t, []result{r}) {
-		records += s.Records
+	sums := summaries(c.t, []result{r})
+	if len(sums) != len(files) {
+		rt.Fatalf("%d summaries for %d files:\n%v", len(sums), len(files), r)
 	}
-	if strings.Count(r.stdout, `"status": "done"`) != len(files) {
-		rt.Fatalf("not every file is done:\n%v", r)
+	var records int64
+	for _, s := range sums {
+		if s.Status != "done" {
+			rt.Fatalf("%s is %s, want done:\n%v", s.File, s.Status, r)
+		}
+		records += s.Records
 	}
 	return records
 }
