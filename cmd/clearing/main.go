@@ -130,7 +130,7 @@ func newRootCommand(g *globalOptions) *cobra.Command {
 	f := root.PersistentFlags()
 	f.StringVar(&g.databaseURL, "database-url", "", "PostgreSQL URL (else CLEARING_DATABASE_URL, DATABASE_URL, or the embedded cluster)")
 	f.StringVar(&g.tenant, "tenant", "default", "tenant whose ledger to use")
-	f.StringVarP(&g.output, "output", "o", "table", "output format: table, json or csv (report also takes html)")
+	f.StringVarP(&g.output, "output", "o", "table", "output format: table, json or csv (reconcile and report also take html)")
 	f.StringVar(&g.logFormat, "log-format", "text", "log format on stderr: text or json")
 	root.AddCommand(
 		newMigrateCommand(g),
