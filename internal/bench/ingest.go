@@ -45,6 +45,8 @@ type ingestCase struct {
 type ingestResult struct {
 	rows               int64
 	copyTook           time.Duration
+	floorNew           time.Duration // the ledger floor (floor.go), new file
+	floorAgain         time.Duration // and the same rows again, audited
 	first, again       ran
 	firstOut, againOut bool // stopped at the time limit
 	firstSum           summary
@@ -67,6 +69,9 @@ func (b *bench) measureIngest(ctx context.Context, c ingestCase) (ingestResult, 
 	}
 	pkTook, err := b.copyRows(ctx, baselinePKTable, createBaselinePK, c.source, rows)
 	if err != nil {
+		return res, err
+	}
+	if res.floorNew, res.floorAgain, err = b.floor(ctx, c.source, rows); err != nil {
 		return res, err
 	}
 	rows = nil // the rows can take hundreds of MiB; free them before ingest runs
@@ -126,6 +131,9 @@ func (b *bench) reportIngest(c ingestCase, res ingestResult) {
 	copyRate := rate(res.rows, res.copyTook)
 	n := count(int64(b.n)) + " " + c.unit
 	b.addFigure(ingestFigure(c.name+" ingest, new file, "+n, base, res.rows, res.first, res.firstOut, copyRate, 0.5))
+	b.addDetail(c.name+": the ledger floor, new file / re-ingest", fmt.Sprintf("%s rows/s (%.2fx of COPY) / %s rows/s (%.2fx)",
+		perSecond(res.rows, res.floorNew), rate(res.rows, res.floorNew)/copyRate,
+		perSecond(res.rows, res.floorAgain), rate(res.rows, res.floorAgain)/copyRate))
 	again := c.name + " re-ingest, 100% duplicates, " + n
 	if res.firstOut {
 		b.addFigure(figure{name: again, value: "not measured: the new file's ingest did not finish", baseline: base,
