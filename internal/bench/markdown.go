@@ -143,6 +143,15 @@ with the targets; absolute figures depend on the machine.
   appended. The table is created fresh for each COPY and dropped after it. The re-ingest target
   is held to the same COPY figure. The details also show COPY into a table with the primary key
   alone.
+- **The ledger floor, rows/s (details).** What the writes that every ingest must make cost on
+  their own, as bare SQL with the file's rows already on the server (a temporary table, loaded
+  before the clock starts), into empty twins of ` + "`postings`, `legs` and `audit_events`" + ` with their
+  indexes: per chunk of 20,000 rows, in one transaction, ` + "`INSERT ... ON CONFLICT DO NOTHING RETURNING`" + `
+  into postings with the two legs of each new posting in the same statement, checked by the
+  ledger's balance trigger; then, for the re-ingest floor, the same statement again (every key
+  taken) and one audit row per record naming the posting it met. No parsing, staging, links,
+  notices or run bookkeeping. Its ratio to COPY is the most that any ingest built on those writes
+  could reach on the same server, and so says whether a target can be met at all.
 - **Peak RSS.** The "Maximum resident set size" that ` + "`/usr/bin/time -v`" + ` reports for the
   ` + "`clearing ingest`" + ` process (the kernel's own accounting; without GNU time, the same number
   from ` + "`wait4`" + `). The server's memory is not included: clearing talks to it over a socket.
