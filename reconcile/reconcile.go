@@ -155,7 +155,11 @@ SELECT EXISTS (SELECT 1 FROM corrections WHERE tenant_id = $1 AND status = 'post
 		args[0]).Scan(&folds); err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `SAVEPOINT pairing`); err != nil {
+	// The planner rarely knows how many postings the tenant has (its
+	// statistics lag behind a large file) and, taking the sides for a few
+	// rows, would sort every joined row to group them; a hash groups them in
+	// one pass. Sorting stays possible where nothing else can do.
+	if _, err := tx.Exec(ctx, `SAVEPOINT pairing; SET LOCAL enable_sort = off`); err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
 	if _, err := tx.Exec(ctx, pairAndClassify(false, folds), args...); err != nil {
@@ -176,6 +180,9 @@ SELECT j.items = l.items AND j.total = s.items
 		if _, err := tx.Exec(ctx, pairAndClassify(true, folds), args...); err != nil {
 			return fmt.Errorf("reconcile: pair and classify by rank: %w", err)
 		}
+	}
+	if _, err := tx.Exec(ctx, `SET LOCAL enable_sort = on`); err != nil {
+		return fmt.Errorf("reconcile: %w", err)
 	}
 	// Autovacuum never sees temporary tables. Unanalysed, recon_class looks
 	// like one row to the steps that join it with itself, and they nested

@@ -1,9 +1,9 @@
 package reconcile
 
 // One statement pairs ledger items and statement lines with a full outer
-// join, reading each side once, and classifies every row of it; matched
-// pairs are only counted, and everything else lands in temporary tables
-// that live for the run's transaction:
+// join and classifies every row as it comes out of the join; matched pairs
+// are only counted, and everything else lands in temporary tables that live
+// for the run's transaction:
 //
 //	recon_matched  per currency: how many pairs matched, and their sums
 //	recon_sides    per side and currency: items, totals, the statement's last date
@@ -90,8 +90,10 @@ CREATE TEMP TABLE recon_sides (side text, currency text, items bigint, total big
 // of its full amount exists, whatever its date: returns arrive days later);
 // a line alone is repeated, a fee, a settlement total to check, or missing
 // from the ledger. Each side's count and total per currency are taken from
-// its rows before the join, so that the bridge checks the join and the
-// classification.
+// a scan of its own, not from the join, so that the bridge checks the join
+// and the classification. Nothing is held but the rows that did not match:
+// holding both sides and the joined rows to count them cost more than
+// pairing them (docs/BENCHMARKS.md).
 func pairAndClassify(ranked, folds bool) string {
 	l, s, on := "l0", "s0", "l.reference <> '' AND s.pairs AND l.reference = s.reference AND l.currency = s.currency"
 	if ranked {
@@ -102,11 +104,11 @@ func pairAndClassify(ranked, folds bool) string {
 		on = "l.reference = s.reference AND l.currency = s.currency AND l.rn = s.rn"
 	}
 	return `
-WITH l0 AS MATERIALIZED (` + ledgerItems(folds) + `
-), s0 AS MATERIALIZED (` + statementLines + `
+WITH l0 AS NOT MATERIALIZED (` + ledgerItems(folds) + `
+), s0 AS NOT MATERIALIZED (` + statementLines + `
 ), last AS (
     SELECT max(value_date) AS d FROM s0
-), j AS MATERIALIZED (
+), j AS (
     SELECT l.id AS l_id, s.id AS s_id, coalesce(l.reference, s.reference) AS reference,
            l.amount AS l_amount, l.currency AS l_currency, l.value_date AS l_date, l.kind AS l_kind,
            l.refers_to AS l_refers_to, s.amount AS s_amount, s.currency AS s_currency, s.value_date AS s_date,
@@ -136,10 +138,29 @@ WITH l0 AS MATERIALIZED (` + ledgerItems(folds) + `
                   ELSE 'missing_in_ledger' END
            END AS class
       FROM ` + l + ` l FULL JOIN ` + s + ` s ON ` + on + `
+    -- OFFSET 0 keeps j a subquery of its own, so that each row's class is
+    -- worked out once, not once for every place below that names it.
+    OFFSET 0
+), g AS MATERIALIZED (
+    -- The joined rows are read once, as they stream out of the join:
+    -- matched pairs fold into one row per currency, and every other row
+    -- stays a group of its own (the min() of one row is the row).
+    SELECT class, l_currency, s_currency, count(*) AS rows, count(l_id) AS l_rows, count(s_id) AS s_rows,
+           sum(l_amount) AS l_sum, sum(s_amount) AS s_sum,
+           min(l_id) FILTER (WHERE one) AS l_id, min(s_id) FILTER (WHERE one) AS s_id,
+           min(reference) FILTER (WHERE one) AS reference, min(l_amount) FILTER (WHERE one) AS l_amount,
+           min(l_date) FILTER (WHERE one) AS l_date, min(l_kind) FILTER (WHERE one) AS l_kind,
+           min(l_refers_to) FILTER (WHERE one) AS l_refers_to, min(s_amount) FILTER (WHERE one) AS s_amount,
+           min(s_date) FILTER (WHERE one) AS s_date, min(s_line_type) FILTER (WHERE one) AS s_line_type,
+           min(s_occurrence) FILTER (WHERE one) AS s_occurrence
+      FROM (SELECT j.*, class <> 'matched' AS one FROM j) j
+     GROUP BY class, l_currency, s_currency, CASE WHEN one THEN l_id END, CASE WHEN one THEN s_id END
 ), matched AS (
     INSERT INTO recon_matched
-    SELECT l_currency, count(*), sum(l_amount), sum(s_amount) FROM j WHERE class = 'matched' GROUP BY l_currency
+    SELECT l_currency, rows, l_sum, s_sum FROM g WHERE class = 'matched'
 ), sides AS (
+    -- Each side is counted from its own scan, not from the join, so that
+    -- the count of joined rows checks the join.
     INSERT INTO recon_sides
     SELECT 'ledger', currency, count(*), sum(amount), NULL::date FROM l0 GROUP BY currency
     UNION ALL
@@ -147,7 +168,7 @@ WITH l0 AS MATERIALIZED (` + ledgerItems(folds) + `
            max(value_date)
       FROM s0 GROUP BY currency
     UNION ALL
-    SELECT 'joined', NULL, count(l_id), count(s_id), NULL FROM j
+    SELECT 'joined', NULL, sum(l_rows), sum(s_rows), NULL FROM g
 )
 INSERT INTO recon_class (l_id, s_id, class, reason, reference, l_amount, l_currency, l_date, l_kind, l_refers_to,
                          s_amount, s_currency, s_date, s_line_type, s_occurrence)
@@ -165,7 +186,7 @@ SELECT l_id, s_id, class,
          ELSE class END,
        reference, l_amount, l_currency, l_date, l_kind, l_refers_to,
        s_amount, s_currency, s_date, s_line_type, s_occurrence
-  FROM j
+  FROM g
  WHERE class <> 'matched'`
 }
 

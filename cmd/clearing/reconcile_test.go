@@ -321,3 +321,44 @@ func TestSettlementTotalsAgainstTheDailyNet(t *testing.T) {
 		t.Fatalf("settlement totals:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// A reference that the statement lists under two keys fans the plain join
+// out: the ledger's one item would pair with both lines. The run must notice
+// (every item and line comes out of the join once, or the pass is repeated
+// by rank) and pair the item with one line only, by amount.
+func TestARepeatedReferencePairsOnce(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	es := liveOnly(entries(31, 10))
+	c.ingest(0, c.achFile("day1.ach", ach.DefaultHeader(created), es))
+	var lines []stmtLine
+	for _, e := range es {
+		lines = append(lines, lineOf(e))
+	}
+	twice := lineOf(es[4])
+	twice.id, twice.amount = "SECOND", twice.amount+1_000 // a second, larger line under the same reference
+	lines = append(lines, twice)
+	c.must(0, "statement", "import", "--source", "ach", "--format", "csv", "--map",
+		c.file("m.toml", []byte(statementMapping)), c.statement("bank.csv", lines))
+	day := es[0].EffectiveDate.Format("2006-01-02")
+	rep := c.reconcile(3, day, day)
+
+	if len(rep.Discrepancies) != 1 {
+		t.Fatalf("want one discrepancy, got %+v", rep.Discrepancies)
+	}
+	if d := rep.Discrepancies[0]; d.Class != "missing_in_ledger" || d.Reference != es[4].Trace || d.Statement == nil ||
+		d.Statement.Amount != twice.amount {
+		t.Fatalf("want the larger line of %s missing in the ledger, got %+v (statement %+v)", es[4].Trace, d, d.Statement)
+	}
+	run := c.count(`SELECT max(id) FROM reconciliations WHERE tenant_id = $1`, c.tenant)
+	matched := c.count(`SELECT ledger_items FROM reconciliation_classes WHERE tenant_id = $1 AND run_id = $2 AND class = 'matched'`,
+		c.tenant, run)
+	missing := c.count(`SELECT statement_lines FROM reconciliation_classes WHERE tenant_id = $1 AND run_id = $2 AND class = 'missing_in_ledger'`,
+		c.tenant, run)
+	if matched != int64(len(es)) || missing != 1 {
+		t.Fatalf("stored %d matched items and %d missing lines; want %d and 1", matched, missing, len(es))
+	}
+	if rep.LedgerItems != int64(len(es)) || rep.StatementLines != int64(len(es))+1 {
+		t.Fatalf("compared %d items and %d lines; want %d and %d", rep.LedgerItems, rep.StatementLines, len(es), len(es)+1)
+	}
+}
