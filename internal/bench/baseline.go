@@ -101,12 +101,13 @@ func newPostingRow(rec *formats.Record, source string) postingRow {
 	return row
 }
 
-// rowSource feeds rows to CopyFrom, reusing one slice of values.
+// rowSource feeds rows to CopyFrom: values appends the columns of the i-th
+// row (from 1) to one reused slice.
 type rowSource struct {
-	tenant, source string
-	rows           []postingRow
-	i              int
-	vals           []any
+	rows   []postingRow
+	values func(vals []any, i int, r *postingRow) []any
+	i      int
+	vals   []any
 }
 
 func (s *rowSource) Next() bool {
@@ -115,10 +116,7 @@ func (s *rowSource) Next() bool {
 }
 
 func (s *rowSource) Values() ([]any, error) {
-	r := &s.rows[s.i-1]
-	s.vals = append(s.vals[:0], s.tenant, r.key, r.kind, s.source, r.reference, r.altReference, r.valueDate,
-		r.amount, r.currency, r.direction, r.account, r.last4, r.digest[:],
-		int64(0), int64(s.i), r.line, r.detail)
+	s.vals = s.values(s.vals[:0], s.i, &s.rows[s.i-1])
 	return s.vals, nil
 }
 
@@ -155,7 +153,12 @@ func (b *bench) copyRows(ctx context.Context, table, ddl, source string, rows []
 	}
 	defer b.srv.pool.Exec(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS `+table) //nolint:errcheck // best effort
 	b.srv.checkpoint(ctx)
-	src := &rowSource{tenant: b.tenant("baseline"), source: source, rows: rows}
+	tenant := b.tenant("baseline")
+	src := &rowSource{rows: rows, values: func(v []any, i int, r *postingRow) []any {
+		return append(v, tenant, r.key, r.kind, source, r.reference, r.altReference, r.valueDate,
+			r.amount, r.currency, r.direction, r.account, r.last4, r.digest[:],
+			int64(0), int64(i), r.line, r.detail)
+	}}
 	began := time.Now()
 	n, err := b.srv.pool.CopyFrom(ctx, pgx.Identifier{table}, baselineColumns, src)
 	took := time.Since(began)

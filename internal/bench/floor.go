@@ -94,7 +94,10 @@ func (b *bench) floor(ctx context.Context, source string, rows []postingRow) (fi
 	if _, err := conn.Exec(ctx, createFloor); err != nil {
 		return 0, 0, fmt.Errorf("create the floor's tables: %w", err)
 	}
-	src := &floorSource{rows: rows}
+	src := &rowSource{rows: rows, values: func(v []any, i int, r *postingRow) []any {
+		return append(v, int64(i), r.key, r.reference, r.altReference, r.valueDate, r.amount,
+			r.currency, r.direction, r.account, r.last4, r.digest[:], r.line, r.detail)
+	}}
 	if _, err := conn.CopyFrom(ctx, pgx.Identifier{floorStage}, floorStageColumns, src); err != nil {
 		return 0, 0, fmt.Errorf("load the floor's stage: %w", err)
 	}
@@ -145,24 +148,3 @@ func (b *bench) floor(ctx context.Context, source string, rows []postingRow) (fi
 	}
 	return first, again, nil
 }
-
-// floorSource feeds rows to the floor's stage.
-type floorSource struct {
-	rows []postingRow
-	i    int
-	vals []any
-}
-
-func (s *floorSource) Next() bool {
-	s.i++
-	return s.i <= len(s.rows)
-}
-
-func (s *floorSource) Values() ([]any, error) {
-	r := &s.rows[s.i-1]
-	s.vals = append(s.vals[:0], int64(s.i), r.key, r.reference, r.altReference, r.valueDate, r.amount,
-		r.currency, r.direction, r.account, r.last4, r.digest[:], r.line, r.detail)
-	return s.vals, nil
-}
-
-func (s *floorSource) Err() error { return nil }
