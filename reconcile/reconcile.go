@@ -158,8 +158,10 @@ SELECT EXISTS (SELECT 1 FROM corrections WHERE tenant_id = $1 AND status = 'post
 	// The planner rarely knows how many postings the tenant has (its
 	// statistics lag behind a large file) and, taking the sides for a few
 	// rows, would sort every joined row to group them; a hash groups them in
-	// one pass. Sorting stays possible where nothing else can do.
-	if _, err := tx.Exec(ctx, `SAVEPOINT pairing; SET LOCAL enable_sort = off`); err != nil {
+	// one pass. Sorting stays possible where nothing else can do. The
+	// setting comes before the savepoint, so that it holds for the ranked
+	// pass too.
+	if _, err := tx.Exec(ctx, `SET LOCAL enable_sort = off; SAVEPOINT pairing`); err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
 	if _, err := tx.Exec(ctx, pairAndClassify(false, folds), args...); err != nil {

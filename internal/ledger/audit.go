@@ -4,7 +4,7 @@ package ledger
 // the chunk that this run did not post, and counts them by verdict. It runs
 // as its own statement so that its snapshot sees postings that concurrent
 // ingests committed while this chunk's INSERT waited for them.
-var auditPostings = `
+const auditPostings = `
 WITH ev AS (
     INSERT INTO audit_events (tenant_id, record_key, own_key, verdict, needs_attention, run_id, record_no, line,
                               existing_posting_id, differing_fields, kind, reference, amount_minor, currency,
@@ -47,7 +47,7 @@ WITH ev AS (
 SELECT verdict, count(*) FROM ev GROUP BY verdict`
 
 // auditNotices is auditPostings for notices.
-var auditNotices = `
+const auditNotices = `
 WITH ev AS (
     INSERT INTO audit_events (tenant_id, record_key, own_key, verdict, needs_attention, run_id, record_no, line,
                               existing_notice_id, differing_fields, kind, reference, amount_minor, currency,
