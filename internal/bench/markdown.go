@@ -106,7 +106,7 @@ const howAndWhat = `
 ## How to run
 
 ` + "```" + `
-make bench        # 1,000,000 records per file; about 4 minutes on 2 cores
+make bench        # 1,000,000 records per file; about 7 minutes on 2 cores
 go run ./internal/bench -clearing bin/clearing -records 100000 -out ''   # a quick run, no file written
 ` + "```" + `
 
