@@ -50,7 +50,7 @@ func TestCorrectionsPostOnceWithFourEyesAndCloseTheirBreaks(t *testing.T) {
 	t.Parallel()
 	c := newCLI(t)
 	p := plant(t, c)
-	c.must(0, "statement", "import", "--source", "ach", "--format", "csv", "--map", p.mapping, p.stmt)
+	p.importInto(c)
 	from, to := p.period()
 	c.reconcile(3, from, to)
 	cs := c.corrections("--status", "proposed")
@@ -190,7 +190,7 @@ func TestRejectionIsFinalAndStaleCorrectionsAreRefused(t *testing.T) {
 	t.Parallel()
 	c := newCLI(t)
 	p := plant(t, c)
-	c.must(0, "statement", "import", "--source", "ach", "--format", "csv", "--map", p.mapping, p.stmt)
+	p.importInto(c)
 	from, to := p.period()
 	c.reconcile(3, from, to)
 	cs := c.corrections()
@@ -342,7 +342,7 @@ func TestRolesAreEnforcedByTheDatabase(t *testing.T) {
 	}
 	ing, appr, rd := as(ingestURL), as(approverURL), as(readerURL)
 
-	ing.must(0, "statement", "import", "--source", "ach", "--format", "csv", "--map", p.mapping, p.stmt)
+	p.importInto(ing)
 	from, to := p.period()
 	if r := ing.run("reconcile", "--source", "ach", "--from", from, "--to", to); r.code != 1 ||
 		c.count(`SELECT count(*) FROM reconciliations WHERE tenant_id = $1`, c.tenant) != 0 {

@@ -127,6 +127,12 @@ func plant(t *testing.T, c *cli) planted {
 	return p
 }
 
+// importInto imports the planted statement for c's tenant.
+func (p planted) importInto(c *cli) {
+	c.t.Helper()
+	c.must(0, "statement", "import", "--source", "ach", "--format", "csv", "--map", p.mapping, p.stmt)
+}
+
 func (p planted) period() (string, string) {
 	return p.live[0].EffectiveDate.AddDate(0, 0, -7).Format("2006-01-02"), p.live[0].EffectiveDate.AddDate(0, 0, 3).Format("2006-01-02")
 }
@@ -214,7 +220,7 @@ func TestReconcileClassifiesEveryDifferenceAndBridges(t *testing.T) {
 		t.Fatalf("the second run proposed %d more corrections", n-corrections)
 	}
 	// Importing the statement again adds nothing.
-	c.must(0, "statement", "import", "--source", "ach", "--format", "csv", "--map", p.mapping, p.stmt)
+	p.importInto(c)
 	if n := c.count(`SELECT count(*) FROM statement_lines WHERE tenant_id = $1`, c.tenant); n != rep.StatementLines {
 		t.Fatalf("re-import added %d lines", n-rep.StatementLines)
 	}
@@ -238,7 +244,7 @@ func TestToleranceAndWindowDecideWhatBreaks(t *testing.T) {
 	t.Parallel()
 	c := newCLI(t)
 	p := plant(t, c)
-	c.must(0, "statement", "import", "--source", "ach", "--format", "csv", "--map", p.mapping, p.stmt)
+	p.importInto(c)
 	from, to := p.period()
 	amount, date := p.live[11].Trace, p.live[12].Trace
 	classOf := func(ref string) string {
