@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,6 +20,10 @@ import (
 
 // ErrNotFound means no run has the id asked for.
 var ErrNotFound = errors.New("runs: not found")
+
+// ErrBusy means a running run of the same file stayed owned by another live
+// session for as long as Claim waited.
+var ErrBusy = errors.New("runs: the same file is being applied by another session")
 
 // lockClass namespaces the advisory locks that mark a run's owner.
 const lockClass = 7411
@@ -60,41 +65,66 @@ type Querier interface {
 // when there is one, and otherwise inserts a new run. Either way conn holds
 // the run's advisory lock until Release or until the connection ends, so no
 // other process can resume a run that is still alive.
+//
+// A run of the same file whose lock another session holds is waited for, up
+// to DefaultClaimWait (see ClaimWith): a process killed a moment ago keeps
+// its server session, and with it the lock, until the server notices, and a
+// new run started then would repeat the dead run's records instead of
+// resuming them.
 func Claim(ctx context.Context, conn *pgx.Conn, tenant string, r Run) (Run, bool, error) {
-	rows, err := conn.Query(ctx, `
-SELECT id FROM runs
- WHERE tenant_id = $1 AND status = 'running' AND file_sha256 = $2
-   AND kind = $3 AND format = $4 AND source = $5
- ORDER BY id`, tenant, r.FileSHA256, r.Kind, r.Format, r.Source)
-	if err != nil {
-		return Run{}, false, fmt.Errorf("runs: find interrupted runs: %w", err)
+	return ClaimWith(ctx, conn, tenant, r, ClaimOptions{})
+}
+
+// DefaultClaimWait bounds how long Claim waits for another session's run of
+// the same file. clearing's sessions ask the server to notice a dead client
+// within a second (client_connection_check_interval), so a lock held for
+// longer than this belongs to a live process.
+const DefaultClaimWait = time.Minute
+
+// ClaimOptions say how Claim waits for a run of the same file that another
+// session owns.
+type ClaimOptions struct {
+	Wait time.Duration // at most this long; DefaultClaimWait when zero
+	Poll time.Duration // between attempts to take the lock; 100ms when zero
+	Log  *slog.Logger  // told once that Claim waits; nothing when nil
+}
+
+// ClaimWith is Claim with its wait spelled out. When the wait ends with the
+// run still owned, it returns an error wrapping ErrBusy and claims nothing.
+func ClaimWith(ctx context.Context, conn *pgx.Conn, tenant string, r Run, o ClaimOptions) (Run, bool, error) {
+	if o.Wait <= 0 {
+		o.Wait = DefaultClaimWait
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return Run{}, false, fmt.Errorf("runs: find interrupted runs: %w", err)
+	if o.Poll <= 0 {
+		o.Poll = 100 * time.Millisecond
 	}
-	for _, id := range ids {
-		var locked bool
-		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, $2::int)`, lockClass, lockID(id)).Scan(&locked); err != nil {
-			return Run{}, false, fmt.Errorf("runs: lock run %d: %w", id, err)
+	deadline := time.Now().Add(o.Wait)
+	logged := false
+	for {
+		got, held, err := resume(ctx, conn, tenant, r)
+		if err != nil || got.ID != 0 {
+			return got, got.ID != 0, err
 		}
-		if !locked {
-			continue // its owner is alive
+		if held == 0 {
+			break
 		}
-		got, err := Get(ctx, conn, tenant, id)
-		if err == nil && got.Status == Running {
-			return got, true, nil
+		if !time.Now().Before(deadline) {
+			return Run{}, false, fmt.Errorf("%w: run %d of the same file is still owned by server process %d after %v: another clearing is applying it (or the server has not yet noticed that its client died); run the command again once it has ended",
+				ErrBusy, held, lockHolder(ctx, conn, held), o.Wait)
 		}
-		// It finished between the query and the lock.
-		if rerr := Release(ctx, conn, id); rerr != nil {
-			return Run{}, false, rerr
+		if !logged && o.Log != nil {
+			o.Log.Info("waiting for the session that owns a run of the same file", slog.Int64("run_id", held),
+				slog.Int64("server_pid", lockHolder(ctx, conn, held)), slog.Duration("at_most", o.Wait))
+			logged = true
 		}
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return Run{}, false, err
+		select {
+		case <-ctx.Done():
+			return Run{}, false, fmt.Errorf("runs: waiting for run %d: %w", held, ctx.Err())
+		case <-time.After(o.Poll):
 		}
 	}
 	var id int64
-	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if err := Insert(ctx, tx, tenant, &r); err != nil {
 			return err
 		}
@@ -108,6 +138,62 @@ SELECT id FROM runs
 	}
 	got, err := Get(ctx, conn, tenant, id)
 	return got, false, err
+}
+
+// resume takes over the oldest running run of r's file whose lock nobody
+// holds, and returns it. When it finds none, held is the oldest such run
+// whose lock another session holds, or 0 when there is none either.
+func resume(ctx context.Context, conn *pgx.Conn, tenant string, r Run) (got Run, held int64, err error) {
+	rows, err := conn.Query(ctx, `
+SELECT id FROM runs
+ WHERE tenant_id = $1 AND status = 'running' AND file_sha256 = $2
+   AND kind = $3 AND format = $4 AND source = $5
+ ORDER BY id`, tenant, r.FileSHA256, r.Kind, r.Format, r.Source)
+	if err != nil {
+		return Run{}, 0, fmt.Errorf("runs: find interrupted runs: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return Run{}, 0, fmt.Errorf("runs: find interrupted runs: %w", err)
+	}
+	for _, id := range ids {
+		var locked bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, $2::int)`, lockClass, lockID(id)).Scan(&locked); err != nil {
+			return Run{}, 0, fmt.Errorf("runs: lock run %d: %w", id, err)
+		}
+		if !locked {
+			if held == 0 {
+				held = id // its owner is alive, or not yet known to be dead
+			}
+			continue
+		}
+		got, err := Get(ctx, conn, tenant, id)
+		if err == nil && got.Status == Running {
+			return got, 0, nil
+		}
+		// It finished between the query and the lock.
+		if rerr := Release(ctx, conn, id); rerr != nil {
+			return Run{}, 0, rerr
+		}
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return Run{}, 0, err
+		}
+	}
+	return Run{}, held, nil
+}
+
+// lockHolder is the server process id of the session that holds run id's
+// lock, or 0 when none does (any more), for messages.
+func lockHolder(ctx context.Context, conn *pgx.Conn, id int64) int64 {
+	var pid int64
+	err := conn.QueryRow(ctx, `
+SELECT coalesce(max(pid), 0) FROM pg_locks
+ WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+   AND classid = $1 AND objid = $2 AND objsubid = 2 AND granted`, lockClass, int64(lockID(id))).Scan(&pid)
+	if err != nil {
+		return 0
+	}
+	return pid
 }
 
 // lockID maps a run id onto the 32-bit advisory lock key space; ids past

@@ -1,0 +1,140 @@
+package runs
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clearing-dev/clearing/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func connect(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+func fileRun() Run {
+	sum := sha256.Sum256([]byte("one file"))
+	return Run{Kind: "ingest", Format: "ach", Source: "ach", FileName: "day.ach", FileBytes: 8, FileSHA256: sum[:], Records: 10}
+}
+
+type claimed struct {
+	run     Run
+	resumed bool
+	err     error
+}
+
+func claimAsync(conn *pgx.Conn, o ClaimOptions) chan claimed {
+	ch := make(chan claimed, 1)
+	go func() {
+		r, resumed, err := ClaimWith(context.Background(), conn, "default", fileRun(), o)
+		ch <- claimed{r, resumed, err}
+	}()
+	return ch
+}
+
+func runCount(t *testing.T, conn *pgx.Conn) int64 {
+	t.Helper()
+	var n int64
+	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM runs`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A killed process keeps its server session, and so its run's lock, until
+// the server notices: Claim waits for that session to end and then resumes
+// the run instead of starting another.
+func TestClaimWaitsForTheOwnerOfARunningRunAndResumesIt(t *testing.T) {
+	t.Parallel()
+	url := pgtest.ConnString(t)
+	ctx := context.Background()
+	owner, waiter := connect(t, url), connect(t, url)
+	first, resumed, err := Claim(ctx, owner, "default", fileRun())
+	if err != nil || resumed {
+		t.Fatalf("first claim: %+v, resumed %v, %v", first, resumed, err)
+	}
+	ch := claimAsync(waiter, ClaimOptions{Wait: 20 * time.Second, Poll: 10 * time.Millisecond})
+	select {
+	case c := <-ch:
+		t.Fatalf("Claim did not wait for the run's owner: %+v, resumed %v, %v", c.run, c.resumed, c.err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	owner.Close(ctx) // as the server does once it notices that the owner died
+	c := <-ch
+	if c.err != nil || !c.resumed || c.run.ID != first.ID {
+		t.Fatalf("after the owner's session ended: run %d, resumed %v, %v; want run %d resumed", c.run.ID, c.resumed, c.err, first.ID)
+	}
+	if n := runCount(t, waiter); n != 1 {
+		t.Fatalf("%d runs, want 1", n)
+	}
+}
+
+// A run that its owner finishes while Claim waits is not resumed: the file
+// gets a run of its own.
+func TestClaimStartsANewRunWhenTheOwnedRunFinishes(t *testing.T) {
+	t.Parallel()
+	url := pgtest.ConnString(t)
+	ctx := context.Background()
+	owner, waiter := connect(t, url), connect(t, url)
+	first, _, err := Claim(ctx, owner, "default", fileRun())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := claimAsync(waiter, ClaimOptions{Wait: 20 * time.Second, Poll: 10 * time.Millisecond})
+	time.Sleep(100 * time.Millisecond)
+	if err := Finish(ctx, owner, "default", first.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := Release(ctx, owner, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	c := <-ch
+	if c.err != nil || c.resumed || c.run.ID == first.ID {
+		t.Fatalf("after the owner finished: run %d, resumed %v, %v; want a new run", c.run.ID, c.resumed, c.err)
+	}
+}
+
+// A run whose owner stays alive for longer than the wait is neither resumed
+// nor joined by a second run: Claim gives up with ErrBusy and writes nothing.
+func TestClaimGivesUpOnALiveOwnerWithErrBusy(t *testing.T) {
+	t.Parallel()
+	url := pgtest.ConnString(t)
+	ctx := context.Background()
+	owner, waiter := connect(t, url), connect(t, url)
+	first, _, err := Claim(ctx, owner, "default", fileRun())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := <-claimAsync(waiter, ClaimOptions{Wait: 200 * time.Millisecond, Poll: 10 * time.Millisecond})
+	if !errors.Is(c.err, ErrBusy) {
+		t.Fatalf("Claim with the run owned by a live session: run %d, resumed %v, %v; want ErrBusy", c.run.ID, c.resumed, c.err)
+	}
+	if pid := fmt.Sprintf("server process %d ", owner.PgConn().PID()); !strings.Contains(c.err.Error(), pid) {
+		t.Errorf("the error does not name the owner's %s: %v", pid, c.err)
+	}
+	if n := runCount(t, waiter); n != 1 {
+		t.Fatalf("%d runs, want only run %d", n, first.ID)
+	}
+	got, err := Get(ctx, waiter, "default", first.ID)
+	if err != nil || got.Status != Running {
+		t.Fatalf("run %d: %+v, %v; want it shown running while its owner lives", first.ID, got, err)
+	}
+	owner.Close(ctx)
+	if got, err := Get(ctx, waiter, "default", first.ID); err != nil || got.Status != Interrupted {
+		t.Fatalf("run %d after its owner's session ended: %+v, %v; want it shown interrupted", first.ID, got, err)
+	}
+}
