@@ -10,6 +10,8 @@ import (
 var (
 	// ErrTooLarge means a file, line or record count went past a limit.
 	ErrTooLarge = errors.New("formats: input exceeds a limit")
+	// ErrAmountTooLarge means a record's amount is above MaxAmountMinor.
+	ErrAmountTooLarge = errors.New("formats: amount above the limit")
 	// ErrNotThisFormat means the input is not of the format it was read as.
 	ErrNotThisFormat = errors.New("formats: input is not of this format")
 )

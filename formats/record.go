@@ -6,6 +6,7 @@ package formats
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"io"
 	"strconv"
 	"time"
@@ -89,8 +90,8 @@ type Record struct {
 	// an original, such as ISO 8583 acquirer, STAN and transmission time for
 	// reversals that carry DE90 instead of an RRN. Empty when unused.
 	AltReference string
-	// Amount is in minor units of Currency and is never negative; Direction
-	// carries the sign.
+	// Amount is in minor units of Currency, never negative and never above
+	// MaxAmountMinor; Direction carries the sign.
 	Amount    int64
 	Currency  string // ISO 4217 alphabetic code
 	Direction Direction
@@ -110,6 +111,27 @@ type Record struct {
 	// the record's first byte; Offset is the byte offset of that byte.
 	Line   int64
 	Offset int64
+}
+
+// MaxAmountMinor is the largest amount, in minor units, that one Record may
+// carry: 10^15, that is 10,000,000,000,000.00 USD or 10^15 JPY, far above any
+// single payment or settlement a clearing file holds (an ACH amount field
+// has 10 digits, ISO 8583 DE4 12). The limit exists so that sums stay sane:
+// the ledger is append-only, so one absurd amount, once posted, could never
+// be taken out again, and every reader refuses a record above it, rejecting
+// the file whole and naming the line or offset. Sums of capped amounts can
+// still pass int64 (ten thousand of them do), so balances and totals are
+// summed as numeric and carried as money.Total.
+const MaxAmountMinor int64 = 1_000_000_000_000_000
+
+// CheckAmount returns an error wrapping ErrAmountTooLarge when minor is above
+// MaxAmountMinor. The amount is repeated in the message: it is not personal
+// data, and it is what an operator looks for in the file.
+func CheckAmount(minor int64) error {
+	if minor > MaxAmountMinor {
+		return fmt.Errorf("%w: %d minor units, the limit is %d", ErrAmountTooLarge, minor, MaxAmountMinor)
+	}
+	return nil
 }
 
 // Link finds the posting that a return or reversal undoes.

@@ -140,6 +140,12 @@ func (r *Reader) numericFields(rc *record, e *entryState, f entryFields) bool {
 		r.fail(p, "Amount", ErrField, "Amount %q is not a number", rc.field(f.amountFrom, f.amountTo))
 		return false
 	}
+	// An amount field of 10 (ADV: 12) digits cannot pass the cap; the check
+	// keeps the Record contract true whatever the field widths become.
+	if amount > formats.MaxAmountMinor {
+		r.fail(p, "Amount", formats.ErrAmountTooLarge, "Amount %d is above %d minor units", amount, formats.MaxAmountMinor)
+		return false
+	}
 	indicator := rc.field(f.indicatorAt, f.indicatorAt+1)
 	if indicator != "0" && indicator != "1" {
 		r.fail(p, "AddendaRecordIndicator", ErrField, "AddendaRecordIndicator %q is neither 0 nor 1", indicator)

@@ -35,6 +35,10 @@ func (r *Reader) detail(lr *logical) (formats.Record, bool) {
 			r.fail(lr.errAt(c.at, "amount", err))
 			return rec, false
 		}
+		if err := formats.CheckAmount(amount); err != nil {
+			r.fail(lr.errAt(c.at, "amount", err))
+			return rec, false
+		}
 	}
 	if !addAmount(&r.acct.total, amount) {
 		r.fail(lr.errAt(c.at, "amount", fmt.Errorf("%w: account amounts overflow", ErrField)))

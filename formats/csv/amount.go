@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/clearing-dev/clearing/formats"
 	"github.com/clearing-dev/clearing/internal/money"
 )
 
@@ -79,7 +80,7 @@ func (f amountFormat) parse(s string, c money.Currency) (int64, error) {
 		if err != nil {
 			return 0, fmt.Errorf("%w: %w", ErrAmount, err)
 		}
-		return v, nil
+		return capped(v)
 	}
 	normal := sign + intPart
 	if hasDecimal {
@@ -90,6 +91,19 @@ func (f amountFormat) parse(s string, c money.Currency) (int64, error) {
 		if errors.Is(err, money.ErrPrecision) {
 			return 0, fmt.Errorf("%w: %q has more decimal places than %s allows (%d): %w", ErrAmount, s, c.Code, c.Exponent, money.ErrPrecision)
 		}
+		return 0, fmt.Errorf("%w: %w", ErrAmount, err)
+	}
+	return capped(v)
+}
+
+// capped refuses an amount whose size is above formats.MaxAmountMinor, in
+// either direction: a debit of 10^15+1 is as absurd as a credit.
+func capped(v int64) (int64, error) {
+	size := v
+	if size < 0 {
+		size = -size // ParseMinor and ParseMajor never return math.MinInt64
+	}
+	if err := formats.CheckAmount(size); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrAmount, err)
 	}
 	return v, nil

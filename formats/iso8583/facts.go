@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clearing-dev/clearing/formats"
 	"github.com/clearing-dev/clearing/internal/money"
 )
 
@@ -61,6 +62,11 @@ func (mp *mapper) facts(m *message) (facts, *factError) {
 			return f, factErr("DE4", "the amount is not 1 to %d digits", maxAmountDigits)
 		}
 		if f.amount, err = money.ParseMinor(v); err != nil {
+			return f, &factError{field: "DE4", err: err}
+		}
+		// DE4 is 12 digits in ISO 8583:1987, below the cap; a spec that
+		// widens it may not widen what one record can carry.
+		if err := formats.CheckAmount(f.amount); err != nil {
 			return f, &factError{field: "DE4", err: err}
 		}
 		f.hasAmount = true

@@ -160,6 +160,9 @@ func Check(r *formats.Record) error {
 		return bad("negative amount")
 	case r.Kind != formats.Notice && r.Amount == 0:
 		return bad("zero amount on a record that posts")
+	case r.Amount > formats.MaxAmountMinor:
+		return &formats.ParseError{Line: r.Line, Offset: r.Offset, Field: "amount",
+			Err: fmt.Errorf("record %q: %w", r.Key, formats.CheckAmount(r.Amount))}
 	case len(r.Currency) != 3:
 		return bad("currency is not a 3-letter ISO 4217 code")
 	case r.Direction != formats.Credit && r.Direction != formats.Debit:
