@@ -122,32 +122,39 @@ func (p *plan) checkWidth(f []string) (int, error) {
 	return -1, nil
 }
 
-// lineKey is the key of a row in a mapping without key columns.
+// lineKey is the key of a row in a mapping without key columns. The file id
+// is escaped like a key value (KeyComponent), so that a file named "a:1"
+// cannot make the keys of a file named "a".
 func (rd *Reader) lineKey(line int64) string {
-	return "csv:" + rd.m.Source + ":" + rd.opts.FileID + ":" + strconv.FormatInt(line, 10)
+	return "csv:" + rd.m.Source + ":" + KeyComponent(rd.opts.FileID) + ":" + strconv.FormatInt(line, 10)
 }
 
-// identity builds the key and the reference. Key values are trimmed and
-// joined with ':'; a ':' inside a value needs no escape, because a key is only
-// ever compared whole.
+// identity builds the key and the reference. Key values are trimmed,
+// escaped (KeyComponent) and joined with ':', so that no two different rows
+// share a key and no value can end a key in what reads as a derived suffix
+// (":return", ":correction:..."). The reference is only matched on, never an
+// identity: it keeps the values as they are, joined with ':'.
 func (rd *Reader) identity(rw row) (key, ref string, col int, err error) {
 	p, f := rd.plan, rw.fields
 	if len(p.key) == 0 {
 		key = rd.lineKey(rw.line)
 	} else {
-		var b strings.Builder
+		var b, r strings.Builder
 		b.WriteString("csv:")
 		b.WriteString(rd.m.Source)
-		for _, i := range p.key {
+		for n, i := range p.key {
 			v := strings.TrimSpace(f[i])
 			if err := checkText(v, "key"); err != nil {
 				return "", "", i, err
 			}
 			b.WriteByte(':')
-			b.WriteString(v)
+			b.WriteString(KeyComponent(v))
+			if n > 0 {
+				r.WriteByte(':')
+			}
+			r.WriteString(v)
 		}
-		key = b.String()
-		ref = key[len("csv:")+len(rd.m.Source)+1:]
+		key, ref = b.String(), r.String()
 	}
 	if p.reference >= 0 {
 		ref = strings.TrimSpace(f[p.reference])
@@ -156,6 +163,36 @@ func (rd *Reader) identity(rw row) (key, ref string, col int, err error) {
 		}
 	}
 	return key, ref, -1, nil
+}
+
+// KeyComponent escapes one value for a key, so that joining components
+// with ':' is reversible: ':' is written "%3A", and '%' is written "%25" when
+// two hexadecimal digits follow it (where it would read as an escape). Every
+// other byte, '%' elsewhere included, stays as it is, so the key of a value
+// without ':' is the value itself, as it was before keys were escaped
+// (docs/decisions/csv-key-escaping.md). Reading a key back is ordinary
+// percent-decoding of each ':'-separated component.
+func KeyComponent(v string) string {
+	if !strings.ContainsAny(v, ":%") {
+		return v
+	}
+	var b strings.Builder
+	b.Grow(len(v) + 8)
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == ':':
+			b.WriteString("%3A")
+		case c == '%' && i+2 < len(v) && isHex(v[i+1]) && isHex(v[i+2]):
+			b.WriteString("%25")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // checkText rejects an empty value, and one with control characters or
