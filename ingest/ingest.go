@@ -39,8 +39,12 @@ type Options struct {
 	// Source names the other side; it scopes the settlement account and
 	// reconciliation. Empty takes the format's default: "ach", "iso8583", or
 	// the CSV mapping's source.
-	Source       string
-	DryRun       bool
+	Source string
+	DryRun bool
+	// AllowRedated posts an ACH file even though its entries match posted
+	// ones on everything but their effective date: an operator has found
+	// that it is not a re-send.
+	AllowRedated bool
 	ChunkSize    int
 	MaxFileBytes int64
 	Hasher       pii.Hasher
@@ -144,19 +148,9 @@ func apply(ctx context.Context, conn *pgx.Conn, st *stage.Loaded, o Options, sum
 		o.Log.Info("resuming interrupted run", slog.Int64("run_id", run.ID), slog.Int64("applied", run.Progress),
 			slog.Int64("staged", st.Len()))
 	}
-	if st.PositionalKeys {
-		held, err := ledger.HoldIfShifted(ctx, conn, o.Tenant)
-		if err != nil {
-			return sum, err
-		}
-		if held {
-			o.Log.Warn("lines keyed by position collide with other content: nothing of the file posts",
-				slog.String("file", st.Name))
-		}
-	}
-	b := ledger.Batch{Tenant: o.Tenant, Source: o.Source, RunID: run.ID}
-	n := st.Len()
-	for lo := run.Progress + 1; lo <= n; lo += int64(o.ChunkSize) {
+	b := o.batch(st, run.ID)
+	n, start, held := st.Len(), run.Progress+1, ""
+	for lo := start; lo <= n; lo += int64(o.ChunkSize) {
 		hi := min(lo+int64(o.ChunkSize)-1, n)
 		began := time.Now()
 		err := db.Retry(ctx, o.Log, "chunk", func() error {
@@ -164,9 +158,16 @@ func apply(ctx context.Context, conn *pgx.Conn, st *stage.Loaded, o Options, sum
 				if err := failpoint.Hit(failpoint.IngestStaged); err != nil {
 					return err
 				}
-				c, err := ledger.Apply(ctx, tx, b, lo, hi)
+				// A try that fails leaves b as it was: its holds were
+				// rolled back with it.
+				try := b
+				c, err := ledger.Apply(ctx, tx, &try, lo, hi, lo == start)
 				if err != nil {
 					return err
+				}
+				if try.Held != "" && held == "" {
+					held = try.Held
+					logHeld(o.Log, st.Name, held)
 				}
 				if c.Total() != hi-lo+1 {
 					return fmt.Errorf("ingest: records %d-%d: %d accounted for, want %d", lo, hi, c.Total(), hi-lo+1)
@@ -216,22 +217,38 @@ func dryRun(ctx context.Context, conn *pgx.Conn, st *stage.Loaded, o Options, su
 	if err := runs.Insert(ctx, tx, o.Tenant, &run); err != nil {
 		return sum, err
 	}
-	if st.PositionalKeys {
-		if _, err := ledger.HoldIfShifted(ctx, conn, o.Tenant); err != nil {
-			return sum, err
-		}
-	}
 	var total ledger.Counts
-	b := ledger.Batch{Tenant: o.Tenant, Source: o.Source, RunID: run.ID}
+	b := o.batch(st, run.ID)
 	for lo := int64(1); lo <= st.Len(); lo += int64(o.ChunkSize) {
 		hi := min(lo+int64(o.ChunkSize)-1, st.Len())
-		c, err := ledger.Apply(ctx, tx, b, lo, hi)
+		c, err := ledger.Apply(ctx, tx, &b, lo, hi, lo == 1)
 		if err != nil {
 			return sum, err
 		}
 		total.Add(c)
 	}
 	return fill(sum, total, "dry_run"), nil
+}
+
+// batch names where the staged file goes, and which checks may hold it
+// whole.
+func (o Options) batch(st *stage.Loaded, runID int64) ledger.Batch {
+	return ledger.Batch{Tenant: o.Tenant, Source: o.Source, RunID: runID, Holds: ledger.Holds{
+		Positional: st.PositionalKeys,
+		Resends:    st.Format == registry.ACH && !o.AllowRedated,
+	}}
+}
+
+// logHeld says why nothing more of a file posts.
+func logHeld(log *slog.Logger, file, verdict string) {
+	switch verdict {
+	case "possible_resend":
+		log.Warn("the file's entries match posted entries on everything but their effective date: it looks like a re-sent file, and nothing of it posts; if it is not, ingest it again with --allow-redated",
+			slog.String("file", file))
+	default:
+		log.Warn("lines keyed by position collide with other content: nothing more of the file posts",
+			slog.String("file", file))
+	}
 }
 
 func fill(s Summary, c ledger.Counts, status string) Summary {

@@ -309,12 +309,22 @@ SELECT p.posting_key
                      FROM postings a WHERE a.tenant_id = p.tenant_id AND a.refers_to = p.id AND a.kind = 'correction'), 0)
        = (CASE l.direction WHEN 'C' THEN l.amount_minor ELSE -l.amount_minor END)`,
 			tenant, c.refersTo, c.lineID).Scan(&holder)
-	default: // missing_in_ledger, unbooked_fee: has the money arrived since?
+	default:
+		// missing_in_ledger, unbooked_fee: has the money arrived since? By
+		// its key, or, for a correction keyed otherwise than the ledger's
+		// records (a bank's statement), by reference, amount and direction
+		// within the window in which ingest would take a record for it
+		// (internal/ledger's settleWindowDays). A posting of the same kind
+		// of key under another key is another payment, however alike:
+		// trace numbers are reused.
 		err = tx.QueryRow(ctx, `
 SELECT p.posting_key FROM postings p
- WHERE p.tenant_id = $1 AND (p.posting_key = $2
-    OR (p.source = $3 AND p.reference = $4 AND p.currency = $5 AND p.kind IN ('clearing', 'correction')
-        AND p.amount_minor = $6 AND p.direction = $7 AND abs(p.value_date - $8::date) <= 7))
+ WHERE p.tenant_id = $1 AND p.posting_key = $2
+UNION ALL
+SELECT p.posting_key FROM postings p
+ WHERE p.tenant_id = $1 AND p.source = $3 AND p.reference = $4 AND p.currency = $5 AND p.kind IN ('clearing', 'correction')
+   AND p.amount_minor = $6 AND p.direction = $7 AND abs(p.value_date - $8::date) <= 3
+   AND split_part(p.posting_key, ':', 1) <> split_part($2, ':', 1)
  LIMIT 1`, tenant, c.PostingKey, c.Source, c.Reference, c.Currency, c.Amount, c.Direction, c.ValueDate).Scan(&holder)
 	}
 	switch {

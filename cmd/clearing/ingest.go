@@ -23,6 +23,7 @@ type ingestOptions struct {
 	format       string
 	source       string
 	dryRun       bool
+	allowRedated bool
 	chunkSize    int
 	maxFileBytes int64
 	reader       registry.Options
@@ -39,6 +40,11 @@ Then its records are applied in chunks, one transaction each. A record whose key
 is already in the ledger is not posted again: with the same content it is a
 duplicate, with other content a conflict (exit 3). Every record that is not
 posted is written to the audit trail; 'clearing lookup KEY' shows why.
+
+An ACH file whose entries match posted entries on everything but the effective
+entry date (a re-sent file with another date) is held whole as possible_resend
+(exit 3), since each entry's key names its date and would post again; after
+checking that it is not a re-send, ingest it again with --allow-redated.
 
 An ingest that is interrupted (killed, crashed, lost its connection) is resumed
 where its last committed chunk ended by running the same command again.
@@ -58,6 +64,7 @@ The format is detected for ACH files; name it with --format otherwise.`,
 	f.StringVar(&o.format, "format", "", "file format: "+strings.Join(ingest.Formats, ", ")+" (detected for ACH)")
 	f.StringVar(&o.source, "source", "", "source name for settlement and reconciliation (default: the format, or the CSV mapping's source)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "parse, validate and compute what would be posted; write nothing")
+	f.BoolVar(&o.allowRedated, "allow-redated", false, "post an ACH file whose entries match posted ones but for their effective date (it is not a re-send)")
 	f.IntVar(&o.chunkSize, "chunk-size", ingest.DefaultChunkSize, "records applied per transaction")
 	bindReaderFlags(f, &o.maxFileBytes, &o.reader)
 	return cmd
@@ -83,7 +90,7 @@ func runIngest(ctx context.Context, g *globalOptions, o ingestOptions, files []s
 	}
 	defer d.Close(ctx)
 	opts := ingest.Options{
-		Tenant: g.tenant, Format: o.format, Source: o.source, DryRun: o.dryRun,
+		Tenant: g.tenant, Format: o.format, Source: o.source, DryRun: o.dryRun, AllowRedated: o.allowRedated,
 		ChunkSize: o.chunkSize, MaxFileBytes: o.maxFileBytes, Hasher: g.hasher(),
 		Reader: o.reader, Log: g.log,
 	}

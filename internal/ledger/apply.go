@@ -19,6 +19,11 @@ type Batch struct {
 	Tenant string
 	Source string
 	RunID  int64
+	// Holds names the checks that may hold the whole file (see Holds).
+	Holds Holds
+	// Held is set by Apply when a check held the file: the reason, a
+	// verdict such as "possible_resend", for the caller to report.
+	Held string
 }
 
 // Counts tallies what applying records did. Every staged record lands in
@@ -60,14 +65,25 @@ const maxLinkDepth = 4
 // audited with their verdict. Apply writes nothing outside tx, so the caller
 // commits the chunk, its audit trail and its run progress together, or none
 // of them.
-func Apply(ctx context.Context, tx pgx.Tx, b Batch, lo, hi int64) (Counts, error) {
+//
+// first says that lo is the first record this ingest applies (the file's
+// first, or where an interrupted run resumes): the checks of b.Holds then
+// look at every record from lo to the end of the stage; later chunks check
+// their own records only (see holdIfShifted). When a check holds the file,
+// b.Held names why.
+func Apply(ctx context.Context, tx pgx.Tx, b *Batch, lo, hi int64, first bool) (Counts, error) {
 	var c Counts
 	// A chunk's sorts fit in memory with room to spare; the server's
 	// default (4 MB) spills them to disk.
 	if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'`); err != nil {
 		return c, fmt.Errorf("ledger: %w", err)
 	}
-	if err := LockSource(ctx, tx, b.Tenant, b.Source, false); err != nil {
+	// A file keyed by line positions takes the source alone: its check for
+	// shifted lines and its postings are one decision.
+	if err := LockSource(ctx, tx, b.Tenant, b.Source, b.Holds.Positional); err != nil {
+		return c, err
+	}
+	if err := applyHolds(ctx, tx, b, lo, hi, first); err != nil {
 		return c, err
 	}
 	p, err := profile(ctx, tx, lo, hi)
@@ -162,7 +178,7 @@ SELECT kind, link_depth, count(*) FROM record_stage WHERE seq BETWEEN $1 AND $2 
 }
 
 // audit runs one audit statement and adds its counts by verdict.
-func audit(ctx context.Context, tx pgx.Tx, sql string, b Batch, lo, hi int64, c *Counts) error {
+func audit(ctx context.Context, tx pgx.Tx, sql string, b *Batch, lo, hi int64, c *Counts) error {
 	rows, err := tx.Query(ctx, sql, b.Tenant, b.RunID, lo, hi)
 	if err != nil {
 		return fmt.Errorf("ledger: audit %d-%d: %w", lo, hi, err)
@@ -186,30 +202,6 @@ func audit(ctx context.Context, tx pgx.Tx, sql string, b Batch, lo, hi int64, c 
 		return fmt.Errorf("ledger: audit %d-%d: %w", lo, hi, err)
 	}
 	return nil
-}
-
-// HoldIfShifted protects a file whose keys are positions (file and line)
-// from a corrected version that shifted its lines: a record that lands on
-// an earlier line's key is a conflict, and every line after it would post
-// under a key that is new only because it moved. So when any staged
-// clearing record's key is already posted with other content, nothing of
-// the file posts: the colliding records are audited as duplicates or
-// conflicts, and every other record as held_by_conflict, for a person. It
-// works on the connection's stage and writes nothing else; it returns
-// whether the file is held.
-func HoldIfShifted(ctx context.Context, conn *pgx.Conn, tenant string) (bool, error) {
-	tag, err := conn.Exec(ctx, `
-UPDATE record_stage s SET outcome = 'held_by_conflict'
- WHERE s.kind = 'clearing'
-   AND NOT EXISTS (SELECT 1 FROM postings p WHERE p.tenant_id = $1 AND p.posting_key = s.own_key LIMIT 1)
-   AND EXISTS (SELECT 1 FROM record_stage c
-                CROSS JOIN LATERAL (SELECT p.digest FROM postings p
-                                     WHERE p.tenant_id = $1 AND p.posting_key = c.own_key LIMIT 1) p
-                WHERE c.kind = 'clearing' AND p.digest <> c.digest)`, tenant)
-	if err != nil {
-		return false, fmt.Errorf("ledger: check for shifted lines: %w", err)
-	}
-	return tag.RowsAffected() > 0, nil
 }
 
 // insertClearing posts the chunk's clearing records. DISTINCT ON keeps the

@@ -1,8 +1,12 @@
 package ledger
 
-// originsOf is the clearing postings a staged record's link can name: by
-// reference, or by alternative reference, each an index probe. (One join
-// with an OR of the two would compare every link with every posting.)
+// originsOf is the postings a staged record's link can name: by reference,
+// or by alternative reference, each an index probe. (One join with an OR of
+// the two would compare every link with every posting.) A record's money is
+// carried by its clearing posting, or, when reconciliation found it
+// missing, by the correction an operator approved under the record's own
+// key: a missing_in_ledger correction, which refers to no posting and whose
+// key is the record's, not one derived with ":correction:".
 //
 // Probes that find a row by anything but its key compare the tenant as an
 // expression, the column joined to an empty string, so that no index can be
@@ -15,13 +19,16 @@ func originsOf(stage string) string {
     SELECT p.id, p.posting_key, p.direction FROM postings p
      WHERE ` + stage + `.link_reference IS NOT NULL AND NOT ` + stage + `.link_by_alt
        AND p.tenant_id || '' = $1 AND p.reference = ` + stage + `.link_reference
-       AND p.kind = 'clearing' AND left(p.posting_key, length(` + stage + `.link_prefix)) = ` + stage + `.link_prefix
+       AND ` + carriesMoney + ` AND left(p.posting_key, length(` + stage + `.link_prefix)) = ` + stage + `.link_prefix
     UNION ALL
     SELECT p.id, p.posting_key, p.direction FROM postings p
      WHERE ` + stage + `.link_reference IS NOT NULL AND ` + stage + `.link_by_alt
        AND p.tenant_id || '' = $1 AND p.alt_reference = ` + stage + `.link_reference
-       AND p.kind = 'clearing' AND left(p.posting_key, length(` + stage + `.link_prefix)) = ` + stage + `.link_prefix`
+       AND ` + carriesMoney + ` AND left(p.posting_key, length(` + stage + `.link_prefix)) = ` + stage + `.link_prefix`
 }
+
+const carriesMoney = `(p.kind = 'clearing'
+            OR (p.kind = 'correction' AND p.refers_to IS NULL AND strpos(p.posting_key, ':correction:') = 0))`
 
 // resolveLinks finds, for each return or reversal of one link depth, the
 // clearing posting it descends from and the posting it undoes (the derived
@@ -63,11 +70,13 @@ UPDATE record_stage s
 // insertLinked posts the resolved returns and reversals of one link depth:
 // the legs of the posting they undo, each in the opposite direction. A
 // partial reversal moves its own amount on every leg, which balances because
-// the postings it can undo have one leg per side.
+// the postings it can undo have one leg per side. When what it undoes is a
+// correction whose money a reclassification has since moved from suspense
+// to the customer account, the return takes it back from the customer.
 const insertLinked = `
 WITH cand AS (
     SELECT DISTINCT ON (s.posting_key) s.*, par.amount_minor AS parent_amount, par.direction AS parent_direction,
-           par.account AS parent_account
+           par.account AS parent_account, par.kind AS parent_kind
       FROM record_stage s
      CROSS JOIN LATERAL (SELECT * FROM postings WHERE tenant_id || '' = $1 AND id = s.parent_id LIMIT 1) par
      WHERE s.seq BETWEEN $3 AND $4 AND s.kind IN ('return', 'reversal')
@@ -84,12 +93,17 @@ WITH cand AS (
       FROM cand
      ORDER BY posting_key
     ON CONFLICT (tenant_id, posting_key) DO NOTHING
-    RETURNING id, refers_to, amount_minor, value_date
+    RETURNING id, posting_key, refers_to, amount_minor, value_date
 ), leg AS (
     INSERT INTO legs (tenant_id, posting_id, leg_no, account, direction, amount_minor, currency, value_date)
-    SELECT $1, ins.id, pl.leg_no, pl.account, CASE pl.direction WHEN 'C' THEN 'D' ELSE 'C' END,
+    SELECT $1, ins.id, pl.leg_no, coalesce(rc.account, pl.account), CASE pl.direction WHEN 'C' THEN 'D' ELSE 'C' END,
            ins.amount_minor, pl.currency, ins.value_date
       FROM ins
+      JOIN cand c ON c.posting_key = ins.posting_key
      CROSS JOIN LATERAL (SELECT * FROM legs WHERE tenant_id = $1 AND posting_id = ins.refers_to OFFSET 0) pl
+      LEFT JOIN LATERAL (SELECT r.account FROM postings r
+                          WHERE c.parent_kind = 'correction' AND pl.account = c.parent_account
+                            AND r.refers_to = ins.refers_to AND r.tenant_id || '' = $1 AND r.kind = 'reclass'
+                          LIMIT 1) rc ON true
 )
 SELECT count(*) FROM ins`

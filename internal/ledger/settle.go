@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -21,7 +22,7 @@ import (
 // Most ingests meet no such correction, so the check costs one small query
 // unless one exists for the source. Probes by id compare the tenant as an
 // expression: see originsOf.
-func settleLateArrivals(ctx context.Context, tx pgx.Tx, b Batch, lo, hi int64) error {
+func settleLateArrivals(ctx context.Context, tx pgx.Tx, b *Batch, lo, hi int64) error {
 	var any bool
 	if err := tx.QueryRow(ctx, `
 SELECT EXISTS (SELECT 1 FROM corrections
@@ -42,42 +43,92 @@ SELECT EXISTS (SELECT 1 FROM corrections
 }
 
 // markSettled matches the chunk's clearing records to posted
-// missing_in_ledger corrections of the source: by key (the statement was
-// the same kind of file) or by reference and currency within a week (the
-// statement was a bank's, keyed otherwise), preferring a match by key. The
-// two matches are two equality joins: one join on an OR of them would
-// compare every record of the chunk with every correction.
+// missing_in_ledger corrections of the source.
+//
+// A record settles a correction by its key: the correction posted under the
+// record's own key (the statement was the same kind of file), or an earlier
+// record with this key already settled it. A record with another key is a
+// payment of its own, however alike: ACH trace numbers are reused, and next
+// week's entry with this week's trace and amount must post.
+//
+// Only a correction whose key is of another kind than the record's (a bank
+// statement, keyed by the bank) can be matched otherwise, by reference: the
+// same currency, amount and direction within settleWindowDays of its value
+// date, and only while no record has settled it yet. When more than one
+// record of the file could settle it, none does: they are
+// ambiguous_settlement, for a person, rather than a guess that swallows one
+// payment or posts one twice.
+//
+// A record whose key matched but whose money differs is a conflict. The
+// matches are equality joins, each an index probe: one join on an OR of
+// them would compare every record of the chunk with every correction.
 const markSettled = `
 WITH cp AS MATERIALIZED (
-    SELECT p.id, p.posting_key, p.reference, p.currency, p.value_date, p.amount_minor, p.direction
+    SELECT p.id, p.posting_key, p.reference, p.currency, p.value_date, p.amount_minor, p.direction,
+           split_part(p.posting_key, ':', 1) AS key_kind, st.own_key AS settled_key
       FROM corrections c
      CROSS JOIN LATERAL (SELECT * FROM postings WHERE tenant_id || '' = $1 AND id = c.posting_id LIMIT 1) p
+      LEFT JOIN LATERAL (SELECT a.own_key FROM audit_events a
+                          WHERE a.tenant_id = $1 AND a.existing_posting_id = p.id AND a.verdict = 'settled_by_correction'
+                          ORDER BY a.id LIMIT 1) st ON true
      WHERE c.tenant_id = $1 AND c.source = $2 AND c.class = 'missing_in_ledger' AND c.status = 'posted'
+), open AS MATERIALIZED (
+    SELECT * FROM cp WHERE settled_key IS NULL
+), by_ref AS (
+    -- Every record of the file, not only the chunk's, counts as a
+    -- candidate: a correction is settled by the one record of the file
+    -- that fits it, or by none.
+    SELECT o.id, min(k.seq) AS seq, count(*) AS n
+      FROM open o
+      JOIN record_stage k ON k.reference = o.reference AND k.currency = o.currency
+     WHERE k.kind = 'clearing' AND split_part(k.own_key, ':', 1) <> o.key_kind
+       AND k.amount_minor = o.amount_minor AND k.direction = o.direction
+       AND abs(o.value_date - k.value_date) <= ` + settleWindowDays + `
+     GROUP BY o.id
 ), chunk AS (
-    SELECT seq, own_key, reference, currency, value_date, amount_minor, direction
-      FROM record_stage WHERE seq BETWEEN $3 AND $4 AND kind = 'clearing'
+    SELECT seq, own_key, amount_minor, currency, direction
+      FROM record_stage WHERE seq BETWEEN $3 AND $4 AND kind = 'clearing' AND outcome IS NULL
 ), hit AS (
-    SELECT k.seq, true AS by_key, cp.*, k.amount_minor AS s_amount, k.currency AS s_currency, k.direction AS s_direction
+    SELECT k.seq, 0 AS rank, cp.id, k.amount_minor AS s_amount, k.currency AS s_currency, k.direction AS s_direction
       FROM chunk k JOIN cp ON cp.posting_key = k.own_key
     UNION ALL
-    SELECT k.seq, false, cp.*, k.amount_minor, k.currency, k.direction
-      FROM chunk k JOIN cp ON cp.reference = k.reference AND cp.currency = k.currency
-     WHERE abs(cp.value_date - k.value_date) <= 7
+    SELECT k.seq, 1, cp.id, k.amount_minor, k.currency, k.direction
+      FROM chunk k JOIN cp ON cp.settled_key = k.own_key
+    UNION ALL
+    SELECT r.seq, CASE WHEN r.n = 1 THEN 2 ELSE 3 END, r.id, NULL, NULL, NULL
+      FROM by_ref r
+      JOIN chunk k ON k.seq = r.seq
+    UNION ALL
+    -- The other candidates of an ambiguous match.
+    SELECT k.seq, 3, o.id, NULL, NULL, NULL
+      FROM by_ref r
+      JOIN open o ON o.id = r.id
+      JOIN record_stage k ON k.reference = o.reference AND k.currency = o.currency
+     WHERE r.n > 1 AND k.seq BETWEEN $3 AND $4 AND k.seq <> r.seq AND k.kind = 'clearing' AND k.outcome IS NULL
+       AND split_part(k.own_key, ':', 1) <> o.key_kind
+       AND k.amount_minor = o.amount_minor AND k.direction = o.direction
+       AND abs(o.value_date - k.value_date) <= ` + settleWindowDays + `
 )
 UPDATE record_stage s
-   SET settles_id = m.id,
-       outcome = CASE WHEN NOT m.same THEN 'conflict'
+   SET settles_id = CASE WHEN m.rank < 3 THEN m.id END,
+       outcome = CASE WHEN m.rank = 3 THEN 'ambiguous_settlement'
+                      WHEN NOT m.same THEN 'conflict'
                       WHEN m.reclassed THEN 'duplicate'
                       ELSE 'settled_by_correction' END
   FROM (
-       SELECT DISTINCT ON (h.seq) h.seq, h.id,
-              (h.amount_minor = h.s_amount AND h.currency = h.s_currency AND h.direction = h.s_direction) AS same,
+       SELECT DISTINCT ON (h.seq) h.seq, h.id, h.rank,
+              coalesce(h.s_amount = p.amount_minor AND h.s_currency = p.currency AND h.s_direction = p.direction, true) AS same,
               EXISTS (SELECT 1 FROM postings r
                        WHERE r.tenant_id || '' = $1 AND r.refers_to = h.id AND r.kind = 'reclass') AS reclassed
-         FROM hit h
-        ORDER BY h.seq, h.by_key DESC, h.id
+         FROM hit h JOIN cp p ON p.id = h.id
+        ORDER BY h.seq, h.rank, h.id
   ) m
  WHERE s.seq = m.seq AND s.seq BETWEEN $3 AND $4`
+
+// settleWindowDays bounds, in days either side of a correction's value
+// date, the records a bank-keyed correction can be matched to by
+// reference: reconciliation's default date window.
+const settleWindowDays = "3"
 
 // insertReclass moves a settled record's money from the suspense account
 // the correction used to the customer account the record names: the
@@ -111,22 +162,33 @@ SELECT $1, ins.id, l.leg_no, l.account, l.direction, ins.amount_minor, ins.curre
        (2::smallint, c.account, CASE ins.direction WHEN 'C' THEN 'D' ELSE 'C' END)
  ) AS l(leg_no, account, direction)`
 
-// sourceLockClass namespaces the advisory locks that order corrections and
-// ingests of one source.
-const sourceLockClass = 7412
-
-// LockSource orders the ledger writes of one tenant and source that a
-// correction could otherwise race. Every ingest chunk takes the lock shared,
-// so ingests run side by side; posting a correction takes it exclusive.
-// Without it, an approval that found the money still missing and an ingest
-// of the original that found no posted correction could both commit, and
-// move the money twice. The lock is held until tx ends.
+// LockSource orders the ledger writes of one tenant and source that could
+// otherwise race. Every ingest chunk takes the lock shared, so ingests run
+// side by side; posting a correction, and every chunk of a file keyed by
+// line positions, takes it exclusive. Without it, an approval that found
+// the money still missing and an ingest of the original that found no
+// posted correction could both commit, and move the money twice; so could
+// a file and its shifted re-upload, each checked before the other
+// committed. The lock is a row lock on ledger_locks, held until tx ends:
+// taking it needs UPDATE on that table, which only the roles that write the
+// ledger have, so a reader cannot stall them.
 func LockSource(ctx context.Context, tx pgx.Tx, tenant, source string, exclusive bool) error {
-	fn := "pg_advisory_xact_lock_shared"
+	mode := "FOR SHARE"
 	if exclusive {
-		fn = "pg_advisory_xact_lock"
+		mode = "FOR UPDATE"
 	}
-	if _, err := tx.Exec(ctx, `SELECT `+fn+`($1, hashtext($2))`, sourceLockClass, tenant+"\x1f"+source); err != nil {
+	var locked bool
+	err := tx.QueryRow(ctx, `SELECT true FROM ledger_locks WHERE tenant_id = $1 AND source = $2 `+mode, tenant, source).Scan(&locked)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// The source's first write: create its row. A concurrent first
+		// write creates it too; ON CONFLICT waits for that one to commit,
+		// and then the row can be locked.
+		if _, err = tx.Exec(ctx, `INSERT INTO ledger_locks (tenant_id, source) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+			tenant, source); err == nil {
+			err = tx.QueryRow(ctx, `SELECT true FROM ledger_locks WHERE tenant_id = $1 AND source = $2 `+mode, tenant, source).Scan(&locked)
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("ledger: lock source %s: %w", source, err)
 	}
 	return nil

@@ -1,0 +1,141 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Holds are the checks that keep a whole file from posting when its
+// records, each new by its key, are most likely money the ledger already
+// holds. They run inside a chunk's transaction, under the source's lock, so
+// that the check and the posting are one decision: two ingests racing each
+// other are ordered by the lock, and the second sees what the first
+// committed.
+type Holds struct {
+	// Positional: the records are keyed by file and line (a CSV mapping
+	// without key columns), so a file whose lines shifted is held.
+	Positional bool
+	// Resends: an ACH file whose entries match posted ones on everything
+	// but the effective date is held as a possible re-send.
+	Resends bool
+}
+
+// holdIfShifted protects a file whose keys are positions (file and line)
+// from a corrected version that shifted its lines: a record that lands on
+// an earlier line's key is a conflict, and every line after it would post
+// under a key that is new only because it moved. So when any staged
+// clearing record of from..to already has its key posted with other
+// content, no record from lo on posts: the colliding ones are audited as
+// conflicts (or duplicates), every other one as held_by_conflict.
+//
+// The first chunk an ingest applies checks the rest of the file; later
+// chunks check their own records, which is enough: a concurrent ingest of
+// the same file id covers the same lines, chunk for chunk, and whichever
+// applies a chunk second (the source lock orders them) meets the other's
+// content there.
+func holdIfShifted(ctx context.Context, tx pgx.Tx, tenant string, lo, from, to int64) (bool, error) {
+	tag, err := tx.Exec(ctx, `
+UPDATE record_stage s SET outcome = 'held_by_conflict'
+ WHERE s.seq >= $2 AND s.kind = 'clearing' AND s.outcome IS NULL
+   AND NOT EXISTS (SELECT 1 FROM postings p WHERE p.tenant_id = $1 AND p.posting_key = s.own_key LIMIT 1)
+   AND EXISTS (SELECT 1 FROM record_stage c
+                CROSS JOIN LATERAL (SELECT p.digest FROM postings p
+                                     WHERE p.tenant_id = $1 AND p.posting_key = c.own_key LIMIT 1) p
+                WHERE c.seq BETWEEN $3 AND $4 AND c.kind = 'clearing' AND p.digest <> c.digest)`, tenant, lo, from, to)
+	if err != nil {
+		return false, fmt.Errorf("ledger: check for shifted lines: %w", err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
+// resendDays is how far, in days, a re-sent file's effective date may have
+// moved from the original's. A bank that asks for another business day
+// moves it by a few; a recurring payment (weekly payroll, say) recurs a
+// week or more later, and is a payment of its own.
+const resendDays = "6"
+
+// resendSample is how many new entries are looked at first: a re-sent file
+// matches from its first entry on, and an ordinary file is then spared a
+// probe per entry.
+const resendSample = "200"
+
+// holdIfResent holds a file whose new entries are, for the most part, the
+// entries of a posted file with only the effective entry date changed:
+// the same company, trace number, amount, direction and account, and a
+// date at most resendDays away. The date is part of an ACH key (trace
+// numbers repeat across days), so each such entry has a new key and would
+// post its money a second time. At least two entries, and at least half of
+// the file's new ones, must match: one recurring payment that happens to
+// match holds nothing. Every new clearing record of the file is then
+// possible_resend, for a person.
+func holdIfResent(ctx context.Context, tx pgx.Tx, b Batch, lo int64) (bool, error) {
+	matches := func(limit string) string {
+		return `
+SELECT count(*) AS n, count(*) FILTER (WHERE EXISTS (
+           SELECT 1 FROM postings p
+            WHERE p.reference = s.reference AND p.tenant_id || '' = $1 AND p.source = $2 AND p.kind = 'clearing'
+              AND p.amount_minor = s.amount_minor AND p.currency = s.currency AND p.direction = s.direction
+              AND p.account = coalesce(nullif(s.account, ''), 'counterparty:' || $2)
+              AND p.value_date <> s.value_date AND abs(p.value_date - s.value_date) <= ` + resendDays + `
+              AND left(p.posting_key, length(s.own_key) - length(s.reference) - 11)
+                  = left(s.own_key, length(s.own_key) - length(s.reference) - 11))) AS matched
+  FROM (SELECT * FROM record_stage s
+         WHERE s.seq >= $3 AND s.kind = 'clearing' AND s.outcome IS NULL AND s.reference IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM postings p WHERE p.tenant_id = $1 AND p.posting_key = s.own_key LIMIT 1)
+         ORDER BY s.seq ` + limit + `) s`
+	}
+	held := func(sql string) (bool, error) {
+		var n, matched int64
+		if err := tx.QueryRow(ctx, sql, b.Tenant, b.Source, lo).Scan(&n, &matched); err != nil {
+			return false, fmt.Errorf("ledger: check for a re-sent file: %w", err)
+		}
+		return matched >= 2 && 2*matched >= n, nil
+	}
+	if ok, err := held(matches("LIMIT " + resendSample)); !ok || err != nil {
+		return false, err
+	}
+	if ok, err := held(matches("")); !ok || err != nil {
+		return false, err
+	}
+	_, err := tx.Exec(ctx, `
+UPDATE record_stage s SET outcome = 'possible_resend'
+ WHERE s.seq >= $2 AND s.kind = 'clearing' AND s.outcome IS NULL
+   AND NOT EXISTS (SELECT 1 FROM postings p WHERE p.tenant_id = $1 AND p.posting_key = s.own_key LIMIT 1)`, b.Tenant, lo)
+	if err != nil {
+		return false, fmt.Errorf("ledger: hold a re-sent file: %w", err)
+	}
+	return true, nil
+}
+
+// applyHolds runs b's checks for the chunk lo..hi and names in b.Held the
+// verdict of a check that held the file. Records an earlier chunk held keep
+// their outcome; the checks only add to them.
+func applyHolds(ctx context.Context, tx pgx.Tx, b *Batch, lo, hi int64, first bool) error {
+	if b.Holds.Resends && first {
+		held, err := holdIfResent(ctx, tx, *b, lo)
+		if err != nil {
+			return err
+		}
+		if held {
+			b.Held = "possible_resend"
+			return nil
+		}
+	}
+	if b.Holds.Positional {
+		to := hi
+		if first {
+			to = math.MaxInt64
+		}
+		held, err := holdIfShifted(ctx, tx, b.Tenant, lo, lo, to)
+		if err != nil {
+			return err
+		}
+		if held {
+			b.Held = "held_by_conflict"
+		}
+	}
+	return nil
+}
