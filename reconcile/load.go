@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clearing-dev/clearing/internal/ledger"
+	"github.com/clearing-dev/clearing/internal/money"
 	"github.com/clearing-dev/clearing/internal/report"
 )
 
@@ -86,7 +87,7 @@ SELECT currency, ledger_total, statement_total FROM reconciliation_totals WHERE 
 		return fmt.Errorf("reconcile: load totals: %w", err)
 	}
 	var cur string
-	var lt, st int64
+	var lt, st money.Total
 	if _, err := pgx.ForEachRow(rows, []any{&cur, &lt, &st}, func() error {
 		b := bridge(cur)
 		b.LedgerTotal, b.StatementTotal = lt, st
@@ -102,10 +103,11 @@ SELECT currency, class, ledger_items, statement_lines, ledger_amount, statement_
 		return fmt.Errorf("reconcile: load classes: %w", err)
 	}
 	var class string
-	var li, sl, la, sa int64
+	var li, sl int64
+	var la, sa money.Total
 	if _, err := pgx.ForEachRow(rows, []any{&cur, &class, &li, &sl, &la, &sa}, func() error {
 		b := bridge(cur)
-		b.Differences = append(b.Differences, report.ClassTotal{Class: class, Amount: la - sa, Count: li + sl})
+		b.Differences = append(b.Differences, report.ClassTotal{Class: class, Amount: la.Sub(sa), Count: li + sl})
 		c, ok := counts[class]
 		if !ok {
 			info, _ := report.LookupClass(class)
@@ -122,9 +124,9 @@ SELECT currency, class, ledger_items, statement_lines, ledger_amount, statement_
 		sort.Slice(b.Differences, func(i, j int) bool {
 			return classRank(b.Differences[i].Class) < classRank(b.Differences[j].Class)
 		})
-		b.Unexplained = b.LedgerTotal - b.StatementTotal
+		b.Unexplained = b.LedgerTotal.Sub(b.StatementTotal)
 		for _, d := range b.Differences {
-			b.Unexplained -= d.Amount
+			b.Unexplained = b.Unexplained.Sub(d.Amount)
 		}
 		r.Bridge = append(r.Bridge, *b)
 	}

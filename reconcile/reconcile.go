@@ -216,14 +216,18 @@ func run(ctx context.Context, tx pgx.Tx, steps []step) error {
 // line ended in exactly one class: the classes hold as many of each as the
 // sides do.
 func storeTotals(ctx context.Context, tx pgx.Tx, o Options, runID int64, last *time.Time) error {
-	type side struct{ count, total int64 }
+	type side struct {
+		count int64
+		total money.Total // a sum of items: numeric, beyond int64 if need be
+	}
 	ledgerSide, statementSide := map[string]side{}, map[string]side{}
 	rows, err := tx.Query(ctx, `SELECT side, currency, items, total FROM recon_sides WHERE side <> 'joined'`)
 	if err != nil {
 		return fmt.Errorf("reconcile: side totals: %w", err)
 	}
 	var which, currency string
-	var count, total int64
+	var count int64
+	var total money.Total
 	if _, err := pgx.ForEachRow(rows, []any{&which, &currency, &count, &total}, func() error {
 		if which == "ledger" {
 			ledgerSide[currency] = side{count, total}

@@ -15,7 +15,11 @@ package reconcile
 // items of those days again) before the run's totals, classes and
 // discrepancies are stored. Amounts are signed from the counterparty's side:
 // a credit to the counterparty is positive, so a matched pair has equal
-// amounts and a difference is ledger minus statement.
+// amounts and a difference is ledger minus statement. One item's amount is a
+// bigint (a record is capped at formats.MaxAmountMinor), but every sum of
+// items (a side's total, a class's amount, a day's net) is numeric: sum() of
+// a bigint already is, and it is never cast back, because ten thousand
+// capped amounts pass the bigint range.
 
 // ledgerItems is the ledger side: the source's postings of the period, each
 // with its approved corrections folded in. A correction that adjusts a
@@ -71,10 +75,10 @@ CREATE TEMP TABLE recon_class (
     s_date      date,
     s_line_type text,
     s_occurrence integer,
-    ledger_net  bigint
+    ledger_net  numeric
 ) ON COMMIT DROP;
-CREATE TEMP TABLE recon_matched (currency text, pairs bigint, ledger_amount bigint, statement_amount bigint) ON COMMIT DROP;
-CREATE TEMP TABLE recon_sides (side text, currency text, items bigint, total bigint, last_date date) ON COMMIT DROP`
+CREATE TEMP TABLE recon_matched (currency text, pairs bigint, ledger_amount numeric, statement_amount numeric) ON COMMIT DROP;
+CREATE TEMP TABLE recon_sides (side text, currency text, items bigint, total numeric, last_date date) ON COMMIT DROP`
 
 // pairAndClassify returns the one pass over both sides. Items pair one to
 // one on reference and currency. In the fast form they join as they are,
@@ -237,7 +241,7 @@ UPDATE recon_class c
    SET ledger_net = d.net,
        class  = CASE WHEN abs(c.s_amount - d.net) <= $5 THEN 'matched' ELSE 'settlement_total_mismatch' END,
        reason = CASE WHEN abs(c.s_amount - d.net) <= $5 THEN 'agrees_with_daily_net' ELSE 'settlement_total_differs' END
-  FROM (SELECT s.s_date, s.s_currency, coalesce(sum(l.amount), 0)::bigint AS net
+  FROM (SELECT s.s_date, s.s_currency, coalesce(sum(l.amount), 0) AS net
           FROM (SELECT DISTINCT s_date, s_currency FROM recon_class WHERE class = 'settlement_to_check') s
           LEFT JOIN (` + ledgerItems(true) + `) l ON l.value_date = s.s_date AND l.currency = s.s_currency
          GROUP BY s.s_date, s.s_currency) d

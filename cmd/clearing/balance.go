@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clearing-dev/clearing/internal/ledger"
+	"github.com/clearing-dev/clearing/internal/money"
 	"github.com/clearing-dev/clearing/internal/output"
 )
 
@@ -64,11 +65,21 @@ func runBalance(ctx context.Context, g *globalOptions, f ledger.BalanceFilter) e
 		if f.ByKind {
 			cells = append(cells, b.Kind)
 		}
-		rows.Add(append(cells, amountCell(g, b.Debits, b.Currency), amountCell(g, b.Credits, b.Currency),
-			amountCell(g, b.Balance, b.Currency))...)
+		rows.Add(append(cells, totalCell(g, b.Debits, b.Currency), totalCell(g, b.Credits, b.Currency),
+			totalCell(g, b.Balance, b.Currency))...)
 	}
 	if bs == nil {
 		bs = []ledger.Balance{}
 	}
 	return output.Write(g.stdout, g.output, bs, rows)
+}
+
+// totalCell is amountCell for a sum, which may be beyond int64: minor
+// units in CSV, else major units of the currency, exactly.
+func totalCell(g *globalOptions, t money.Total, currency string) string {
+	c, err := money.LookupCurrency(currency)
+	if g.output == output.CSV || err != nil {
+		return t.String()
+	}
+	return money.FormatTotal(t, c)
 }

@@ -149,8 +149,8 @@ SELECT count(*), min(db_role) FROM correction_decisions WHERE tenant_id = $1 AND
 		t.Fatalf("%d items resolved by correction, want 3", corrected)
 	}
 	for _, b := range rep.Bridge {
-		if b.Unexplained != 0 {
-			t.Fatalf("%s: unexplained %d after corrections", b.Currency, b.Unexplained)
+		if !b.Unexplained.IsZero() {
+			t.Fatalf("%s: unexplained %s after corrections", b.Currency, b.Unexplained)
 		}
 	}
 	if n := len(c.corrections()); n != 3 {

@@ -202,8 +202,8 @@ func TestReconcileClassifiesEveryDifferenceAndBridges(t *testing.T) {
 		t.Fatalf("compared %d statement lines, the statement has %d", rep.StatementLines, want)
 	}
 	for _, b := range rep.Bridge {
-		if b.Unexplained != 0 {
-			t.Errorf("%s: unexplained %d", b.Currency, b.Unexplained)
+		if !b.Unexplained.IsZero() {
+			t.Errorf("%s: unexplained %s", b.Currency, b.Unexplained)
 		}
 	}
 

@@ -7,17 +7,21 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/clearing-dev/clearing/internal/money"
 )
 
 // Balance is one account's position in one currency, computed from the
-// legs: credits minus debits, in minor units.
+// legs: credits minus debits, in minor units. Each leg fits in an int64, but
+// their sums need not (ten thousand legs at the amount cap pass it), so the
+// sums are numeric in SQL and exact Totals here.
 type Balance struct {
-	Account  string `json:"account"`
-	Currency string `json:"currency"`
-	Kind     string `json:"kind,omitempty"` // set when broken down by posting kind
-	Debits   int64  `json:"debits"`
-	Credits  int64  `json:"credits"`
-	Balance  int64  `json:"balance"`
+	Account  string      `json:"account"`
+	Currency string      `json:"currency"`
+	Kind     string      `json:"kind,omitempty"` // set when broken down by posting kind
+	Debits   money.Total `json:"debits"`
+	Credits  money.Total `json:"credits"`
+	Balance  money.Total `json:"balance"`
 }
 
 // BalanceFilter narrows Balances.
@@ -53,6 +57,8 @@ func Balances(ctx context.Context, q Querier, tenant string, f BalanceFilter) ([
 	if f.ByKind {
 		kind, join = "p.kind", " JOIN postings p ON p.tenant_id = l.tenant_id AND p.id = l.posting_id"
 	}
+	// sum() of a bigint is numeric: exact at any size, and scanned into a
+	// money.Total, never an int64.
 	sql := `
 SELECT l.account, l.currency, ` + kind + ` AS kind,
        coalesce(sum(l.amount_minor) FILTER (WHERE l.direction = 'D'), 0) AS debits,
@@ -68,7 +74,7 @@ SELECT l.account, l.currency, ` + kind + ` AS kind,
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Balance, error) {
 		var b Balance
 		err := row.Scan(&b.Account, &b.Currency, &b.Kind, &b.Debits, &b.Credits)
-		b.Balance = b.Credits - b.Debits
+		b.Balance = b.Credits.Sub(b.Debits)
 		return b, err
 	})
 }

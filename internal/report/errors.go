@@ -16,6 +16,4 @@ var (
 	// the unexplained remainder. A bridge that does not add up cannot be
 	// shown as if it did, so nothing is rendered.
 	ErrUnbalanced = errors.New("report: bridge does not add up")
-	// ErrRange means a sum of amounts does not fit in int64 minor units.
-	ErrRange = errors.New("report: amount out of range")
 )

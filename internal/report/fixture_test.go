@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"time"
+
+	"github.com/clearing-dev/clearing/internal/money"
 )
 
 // The fixtures are hand-built reports. fullReport has every class, two
@@ -105,13 +107,13 @@ func build(runID int64, ds []Discrepancy, ledgerTotals, unexplained map[string]i
 	counts[ClassMatched].LedgerItems += matched
 	counts[ClassMatched].StatementLines += matched
 	for _, cur := range currencies {
-		b := Bridge{Currency: cur, LedgerTotal: ledgerTotals[cur], Unexplained: unexplained[cur]}
+		b := Bridge{Currency: cur, LedgerTotal: money.TotalOf(ledgerTotals[cur]), Unexplained: money.TotalOf(unexplained[cur])}
 		sum := b.Unexplained
 		for _, c := range classTable {
 			t := ClassTotal{Class: c.Code}
 			for _, d := range ds {
 				if d.Class == c.Code && d.Currency == cur {
-					t.Amount += d.Difference
+					t.Amount = t.Amount.Add(money.TotalOf(d.Difference))
 					t.Count++
 				}
 			}
@@ -120,10 +122,10 @@ func build(runID int64, ds []Discrepancy, ledgerTotals, unexplained map[string]i
 			}
 			if t.Count > 0 {
 				b.Differences = append(b.Differences, t)
-				sum += t.Amount
+				sum = sum.Add(t.Amount)
 			}
 		}
-		b.StatementTotal = b.LedgerTotal - sum
+		b.StatementTotal = b.LedgerTotal.Sub(sum)
 		r.Bridge = append(r.Bridge, b)
 	}
 	r.LedgerItems, r.StatementLines = matched, matched

@@ -76,6 +76,11 @@ func amount(minor int64, code string) string {
 	return printable(money.FormatCode(minor, code))
 }
 
+// total is amount for a sum, which may pass the int64 range.
+func total(t money.Total, code string) string {
+	return printable(money.FormatTotalCode(t, code))
+}
+
 // printable makes a text safe to show to a person: control characters,
 // Unicode format characters (bidirectional overrides, zero-width spaces)
 // and line or paragraph separators are shown as Go escapes, invalid UTF-8
@@ -216,7 +221,7 @@ func explainedCounts(r *Report) []ClassTotal {
 func bridgeLines(b *Bridge) []ClassTotal {
 	var out []ClassTotal
 	for _, d := range b.Differences {
-		if d.Amount != 0 || d.Count != 0 {
+		if !d.Amount.IsZero() || d.Count != 0 {
 			out = append(out, d)
 		}
 	}
@@ -229,8 +234,8 @@ func bridgeLines(b *Bridge) []ClassTotal {
 func unexplainedBanner(r *Report) string {
 	var parts []string
 	for _, b := range r.Bridge {
-		if b.Unexplained != 0 {
-			parts = append(parts, amount(b.Unexplained, b.Currency))
+		if !b.Unexplained.IsZero() {
+			parts = append(parts, total(b.Unexplained, b.Currency))
 		}
 	}
 	if len(parts) == 0 {

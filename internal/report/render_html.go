@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"math"
-	"math/bits"
+	"math/big"
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/clearing-dev/clearing/internal/money"
 )
 
 //go:embed render_html.tmpl
@@ -98,10 +99,7 @@ type pageRow struct {
 // script, font, image or link, so it opens the same from a mail
 // attachment, a file share or a printer.
 func writeHTML(w io.Writer, r *Report) error {
-	charts, err := breakCharts(r)
-	if err != nil {
-		return err
-	}
+	charts := breakCharts(r)
 	p := page{
 		Title:      fmt.Sprintf("Reconciliation run %d: %s, %s", r.RunID, orNone(r.Source), period(r)),
 		Banner:     unexplainedBanner(r),
@@ -149,19 +147,19 @@ func htmlBridges(r *Report) []pageBridge {
 	var out []pageBridge
 	for i := range r.Bridge {
 		b := &r.Bridge[i]
-		diff, _ := sub(b.LedgerTotal, b.StatementTotal)
+		diff := b.LedgerTotal.Sub(b.StatementTotal)
 		pb := pageBridge{
 			Currency: printable(b.Currency),
 			Lines: [][3]string{
-				{"Ledger total", amount(b.LedgerTotal, b.Currency), ""},
-				{"Statement total", amount(b.StatementTotal, b.Currency), ""},
-				{"Ledger minus statement", amount(diff, b.Currency), ""},
+				{"Ledger total", total(b.LedgerTotal, b.Currency), ""},
+				{"Statement total", total(b.StatementTotal, b.Currency), ""},
+				{"Ledger minus statement", total(diff, b.Currency), ""},
 			},
-			Unexplained: amount(b.Unexplained, b.Currency),
-			Balanced:    b.Unexplained == 0,
+			Unexplained: total(b.Unexplained, b.Currency),
+			Balanced:    b.Unexplained.IsZero(),
 		}
 		for _, d := range bridgeLines(b) {
-			pb.Lines = append(pb.Lines, [3]string{d.Class, amount(d.Amount, b.Currency), strconv.FormatInt(d.Count, 10)})
+			pb.Lines = append(pb.Lines, [3]string{d.Class, total(d.Amount, b.Currency), strconv.FormatInt(d.Count, 10)})
 		}
 		out = append(out, pb)
 	}
@@ -196,15 +194,16 @@ func sideCells(s *Side) (string, string) {
 // problem; a signed sum would let a +100 and a -100 show as nothing.
 type chartCell struct {
 	count int64
-	abs   uint64
+	abs   money.Total
 }
 
 // breakCharts builds one bar chart per currency, from every break (not only
 // the listed ones), in the bridges' order and then any other currency a
 // break has. Bars are scaled within a currency only: amounts in two
 // currencies are not comparable, so no bar is drawn against another
-// currency's. A sum that does not fit in int64 is ErrRange.
-func breakCharts(r *Report) ([]pageChart, error) {
+// currency's. The sums are exact Totals: many breaks near the amount cap
+// pass the int64 range.
+func breakCharts(r *Report) []pageChart {
 	cells := map[string][]chartCell{}
 	var order []string
 	for _, b := range r.Bridge {
@@ -227,10 +226,7 @@ func breakCharts(r *Report) ([]pageChart, error) {
 		}
 		c := &row[classIndex[d.Class]]
 		c.count++
-		var carry uint64
-		if c.abs, carry = bits.Add64(c.abs, absMinor(d.Difference), 0); carry != 0 || c.abs > math.MaxInt64 {
-			return nil, fmt.Errorf("%w: absolute differences of %s in %q", ErrRange, d.Class, d.Currency)
-		}
+		c.abs = c.abs.Add(money.TotalOf(d.Difference).Abs())
 	}
 	sort.Strings(extra)
 	var charts []pageChart
@@ -239,15 +235,17 @@ func breakCharts(r *Report) ([]pageChart, error) {
 			charts = append(charts, ch)
 		}
 	}
-	return charts, nil
+	return charts
 }
 
 // chartFor lays out the bars of one currency; ok is false when it has no
 // breaks.
 func chartFor(cur string, row []chartCell) (pageChart, bool) {
-	var largest uint64
+	var largest money.Total
 	for _, c := range row {
-		largest = max(largest, c.abs)
+		if c.abs.Cmp(largest) > 0 {
+			largest = c.abs
+		}
 	}
 	ch := pageChart{Currency: printable(cur)}
 	for ci, c := range row {
@@ -255,12 +253,10 @@ func chartFor(cur string, row []chartCell) (pageChart, bool) {
 			continue
 		}
 		width := 2 // a break with a zero or tiny difference still shows
-		if largest > 0 {
-			// abs*chartBarMax/largest without overflow: the high word of the
-			// product is below largest because abs <= largest.
-			hi, lo := bits.Mul64(c.abs, chartBarMax)
-			q, _ := bits.Div64(hi, lo, largest)
-			width = max(width, int(q))
+		if !largest.IsZero() {
+			// abs*chartBarMax/largest is at most chartBarMax, as abs <= largest.
+			q := new(big.Int).Mul(c.abs.Big(), big.NewInt(chartBarMax))
+			width = max(width, int(q.Quo(q, largest.Big()).Int64()))
 		}
 		y := len(ch.Bars) * chartRowHeight
 		ch.Bars = append(ch.Bars, pageBar{
@@ -269,17 +265,9 @@ func chartFor(cur string, row []chartCell) (pageChart, bool) {
 			TextY:  y + 18,
 			Width:  width,
 			LabelX: chartLabelWidth + width + 8,
-			Label:  plural(c.count, "break") + ", " + amount(int64(c.abs), cur),
+			Label:  plural(c.count, "break") + ", " + total(c.abs, cur),
 		})
 	}
 	ch.Height = len(ch.Bars)*chartRowHeight + 4
 	return ch, len(ch.Bars) > 0
-}
-
-// absMinor is |v| as a uint64, exact for math.MinInt64 too.
-func absMinor(v int64) uint64 {
-	if v < 0 {
-		return uint64(-v)
-	}
-	return uint64(v)
 }

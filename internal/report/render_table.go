@@ -87,24 +87,22 @@ func writeBridges(ew *errWriter, r *Report) error {
 		b := &r.Bridge[i]
 		cur := printable(b.Currency)
 		ew.printf("Bridge %s (ledger minus statement; a credit to the counterparty is positive)\n", cur)
-		if b.Unexplained != 0 {
+		if !b.Unexplained.IsZero() {
 			ew.printf("UNEXPLAINED DIFFERENCE IN %s: %s. Every discrepancy must be classified; this bridge does not balance.\n",
-				cur, amount(b.Unexplained, b.Currency))
+				cur, total(b.Unexplained, b.Currency))
 		}
 		rows := output.Rows{Header: []string{"line", "amount", "items"}}
-		rows.Add("ledger total", amount(b.LedgerTotal, b.Currency), "")
-		rows.Add("statement total", amount(b.StatementTotal, b.Currency), "")
-		// Validate has proved that the subtraction fits.
-		diff, _ := sub(b.LedgerTotal, b.StatementTotal)
-		rows.Add("ledger minus statement", amount(diff, b.Currency), "")
+		rows.Add("ledger total", total(b.LedgerTotal, b.Currency), "")
+		rows.Add("statement total", total(b.StatementTotal, b.Currency), "")
+		rows.Add("ledger minus statement", total(b.LedgerTotal.Sub(b.StatementTotal), b.Currency), "")
 		for _, d := range bridgeLines(b) {
-			rows.Add(d.Class, amount(d.Amount, b.Currency), strconv.FormatInt(d.Count, 10))
+			rows.Add(d.Class, total(d.Amount, b.Currency), strconv.FormatInt(d.Count, 10))
 		}
 		label := "unexplained"
-		if b.Unexplained != 0 {
+		if !b.Unexplained.IsZero() {
 			label = "UNEXPLAINED: DOES NOT BALANCE"
 		}
-		rows.Add(label, amount(b.Unexplained, b.Currency), "")
+		rows.Add(label, total(b.Unexplained, b.Currency), "")
 		if err := ew.table(rows); err != nil {
 			return err
 		}

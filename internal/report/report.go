@@ -3,7 +3,11 @@
 // documented contract (docs/report.md); the other forms show the same facts.
 package report
 
-import "time"
+import (
+	"time"
+
+	"github.com/clearing-dev/clearing/internal/money"
+)
 
 // Report is one reconciliation run: what was compared, how the totals
 // bridge, and every discrepancy with its evidence.
@@ -45,20 +49,22 @@ type ClassCount struct {
 // Bridge reconciles the two totals in one currency: LedgerTotal minus
 // StatementTotal equals the sum of Differences plus Unexplained, and
 // Unexplained is zero whenever every difference is classified. Amounts are
-// signed minor units: a credit to the counterparty is positive.
+// signed minor units: a credit to the counterparty is positive. They are
+// sums of many items, so they are exact Totals, which may pass the int64
+// range; in JSON they are integers like any other amount.
 type Bridge struct {
 	Currency       string       `json:"currency"`
-	LedgerTotal    int64        `json:"ledger_total"`
-	StatementTotal int64        `json:"statement_total"`
+	LedgerTotal    money.Total  `json:"ledger_total"`
+	StatementTotal money.Total  `json:"statement_total"`
 	Differences    []ClassTotal `json:"differences"`
-	Unexplained    int64        `json:"unexplained"`
+	Unexplained    money.Total  `json:"unexplained"`
 }
 
 // ClassTotal is the sum of one class's differences in one currency.
 type ClassTotal struct {
-	Class  string `json:"class"`
-	Amount int64  `json:"amount"`
-	Count  int64  `json:"count"`
+	Class  string      `json:"class"`
+	Amount money.Total `json:"amount"`
+	Count  int64       `json:"count"`
 }
 
 // Discrepancy is one break (or one explained difference) with the evidence

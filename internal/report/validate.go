@@ -3,7 +3,7 @@ package report
 import "fmt"
 
 // Validate checks the rules that every form relies on, and returns an error
-// wrapping ErrInvalid, ErrUnbalanced or ErrRange when one does not hold:
+// wrapping ErrInvalid or ErrUnbalanced when one does not hold:
 //
 //   - every class code, in Classes, in each bridge and in each discrepancy,
 //     is one of the stable codes (LookupClass);
@@ -11,7 +11,7 @@ import "fmt"
 //     explained would be left out of the break list that a person reads;
 //   - no currency is bridged twice;
 //   - in each bridge, LedgerTotal - StatementTotal equals the sum of the
-//     Differences plus Unexplained, computed without overflow.
+//     Differences plus Unexplained, exactly (Totals do not overflow).
 //
 // A non-zero Unexplained is valid: it is a finding, and every form shows it
 // loudly. Write calls Validate before it writes anything.
@@ -66,17 +66,11 @@ func checkBridge(b *Bridge) error {
 			return fmt.Errorf("%w: class %q appears twice", ErrInvalid, d.Class)
 		}
 		seen[d.Class] = true
-		var ok bool
-		if sum, ok = add(sum, d.Amount); !ok {
-			return fmt.Errorf("%w: the sum of the differences", ErrRange)
-		}
+		sum = sum.Add(d.Amount)
 	}
-	diff, ok := sub(b.LedgerTotal, b.StatementTotal)
-	if !ok {
-		return fmt.Errorf("%w: ledger total minus statement total", ErrRange)
-	}
-	if diff != sum {
-		return fmt.Errorf("%w: ledger total %d minus statement total %d is %d, but the differences and the unexplained remainder sum to %d (minor units)",
+	diff := b.LedgerTotal.Sub(b.StatementTotal)
+	if diff.Cmp(sum) != 0 {
+		return fmt.Errorf("%w: ledger total %s minus statement total %s is %s, but the differences and the unexplained remainder sum to %s (minor units)",
 			ErrUnbalanced, b.LedgerTotal, b.StatementTotal, diff, sum)
 	}
 	return nil
@@ -89,28 +83,10 @@ func checkKnown(code string) error {
 	return nil
 }
 
-// add returns a+b and whether it fits in an int64.
-func add(a, b int64) (int64, bool) {
-	s := a + b
-	if (b > 0 && s < a) || (b < 0 && s > a) {
-		return 0, false
-	}
-	return s, true
-}
-
-// sub returns a-b and whether it fits in an int64.
-func sub(a, b int64) (int64, bool) {
-	s := a - b
-	if (b < 0 && s < a) || (b > 0 && s > a) {
-		return 0, false
-	}
-	return s, true
-}
-
 // Balanced reports whether every bridge's Unexplained is zero.
 func (r *Report) Balanced() bool {
 	for _, b := range r.Bridge {
-		if b.Unexplained != 0 {
+		if !b.Unexplained.IsZero() {
 			return false
 		}
 	}

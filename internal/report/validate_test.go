@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/clearing-dev/clearing/internal/money"
 	"github.com/clearing-dev/clearing/internal/output"
 )
 
@@ -27,15 +28,24 @@ func TestValidate(t *testing.T) {
 			b := &r.Bridge[1]
 			b.Differences = append(b.Differences, ClassTotal{Class: b.Differences[0].Class})
 		}, ErrInvalid},
-		{"bridge off by one minor unit", func(r *Report) { r.Bridge[1].Unexplained++ }, ErrUnbalanced},
-		{"statement total changed alone", func(r *Report) { r.Bridge[0].StatementTotal -= 100 }, ErrUnbalanced},
-		{"difference sum overflows", func(r *Report) {
-			r.Bridge[0].Differences[0].Amount = math.MaxInt64
-			r.Bridge[0].Differences[1].Amount = math.MaxInt64
-		}, ErrRange},
-		{"totals overflow", func(r *Report) {
-			r.Bridge[0].LedgerTotal, r.Bridge[0].StatementTotal = math.MaxInt64, math.MinInt64
-		}, ErrRange},
+		{"bridge off by one minor unit", func(r *Report) { r.Bridge[1].Unexplained = r.Bridge[1].Unexplained.Add(money.TotalOf(1)) }, ErrUnbalanced},
+		{"statement total changed alone", func(r *Report) {
+			r.Bridge[0].StatementTotal = r.Bridge[0].StatementTotal.Sub(money.TotalOf(100))
+		}, ErrUnbalanced},
+		// Sums past int64 are exact: they bridge when they add up, and one
+		// minor unit off is still found.
+		{"differences past int64 that add up", func(r *Report) {
+			b := &r.Bridge[0]
+			for i := range 2 {
+				b.Differences[i].Amount = b.Differences[i].Amount.Add(money.TotalOf(math.MaxInt64))
+			}
+			b.LedgerTotal = b.LedgerTotal.Add(money.TotalOf(math.MaxInt64)).Add(money.TotalOf(math.MaxInt64))
+		}, nil},
+		{"totals past int64 off by one", func(r *Report) {
+			b := &r.Bridge[0]
+			b.LedgerTotal = b.LedgerTotal.Add(money.TotalOf(math.MaxInt64)).Add(money.TotalOf(math.MaxInt64))
+			b.StatementTotal = b.StatementTotal.Add(money.TotalOf(math.MaxInt64)).Add(money.TotalOf(math.MaxInt64 - 1))
+		}, ErrUnbalanced},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
