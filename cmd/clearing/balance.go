@@ -19,7 +19,8 @@ func newBalanceCommand(g *globalOptions) *cobra.Command {
 		Short: "Balances computed from the legs: credits minus debits",
 		Long: `Compute account balances from the ledger's legs. A balance is credits minus
 debits in minor units of its currency; the JSON fields debits, credits and
-balance are integers in minor units. Accounts:
+balance are integers in minor units, summed exactly at any size (they may pass
+the int64 range). Accounts:
   settlement:<source>     the source's settlement account (ach, iso8583, a CSV source)
   cust:<32 hex digits>    a customer account or card, as an HMAC of its number
   counterparty:<source>   records that name no account`,
