@@ -64,6 +64,13 @@ func TestTotalsPastInt64StayExact(t *testing.T) {
 	if c.postings() != 0 {
 		t.Fatal("a file with an amount above the cap posted")
 	}
+	r = c.run("statement", "import", "--source", "bigpsp", "--format", "csv", "--map", mapping, c.file("over-stmt.csv", []byte(over)))
+	if r.code != 1 || !strings.Contains(r.stderr, "line 3") {
+		t.Fatalf("a statement with an amount above the cap: want exit 1 naming line 3\n%v", r)
+	}
+	if n := c.count(`SELECT count(*) FROM statement_lines WHERE tenant_id = $1`, c.tenant); n != 0 {
+		t.Fatalf("a statement with an amount above the cap imported %d lines", n)
+	}
 
 	if s := c.ingest(0, "--format", "csv", "--map", mapping, c.file("big.csv", bigRows(0, n)))[0]; s.Posted != n {
 		t.Fatalf("ingest: %+v", s)
