@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgerrcode"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/clearing-dev/clearing/internal/failpoint"
 	"github.com/clearing-dev/clearing/internal/ledger"
-	"github.com/clearing-dev/clearing/internal/settings"
 )
 
 // Sentinel errors of the correction workflow.
@@ -24,15 +24,33 @@ var (
 	ErrRejectedCorrection = errors.New("reconcile: the correction was rejected")
 	// ErrAlreadyPosted means a rejection came after the correction posted.
 	ErrAlreadyPosted = errors.New("reconcile: the correction is already posted")
-	// ErrSameOperator means the operator already approved this correction
-	// and a second, different operator is needed.
+	// ErrSameOperator means this login, or this person under another
+	// login, already approved the correction, and a different operator (a
+	// second login and a second person) is needed.
 	ErrSameOperator = errors.New("reconcile: four eyes: a different operator must approve")
 	// ErrStale means the discrepancy the correction was proposed for no
 	// longer exists.
 	ErrStale = errors.New("reconcile: the discrepancy no longer exists")
-	// ErrNotPermitted means the connection's role may not decide on
-	// corrections.
+	// ErrNotPermitted means the connection's login may not decide on
+	// corrections: it is not in clearing_approver, or it can act as the
+	// owner of the schema, whose approval never counts.
 	ErrNotPermitted = errors.New("reconcile: this database role may not decide on corrections")
+	// ErrInvalidDecision means the operator's name or the reason is empty
+	// once normalised.
+	ErrInvalidDecision = errors.New("reconcile: a decision needs the operator's name and a reason")
+	// ErrNotApproved means a correction was to post before enough
+	// different logins and people approved it.
+	ErrNotApproved = errors.New("reconcile: four eyes: the correction is not approved by enough operators")
+)
+
+// The SQLSTATEs that the correction functions of migration 00007 raise.
+const (
+	sqlstateNotFound    = "CA001"
+	sqlstateRejected    = "CA002"
+	sqlstateSameLogin   = "CA003"
+	sqlstateSamePerson  = "CA004"
+	sqlstateNotApproved = "CA005"
+	sqlstatePosted      = "CA007"
 )
 
 // Correction is a proposed (or decided) correction.
@@ -60,12 +78,15 @@ type Correction struct {
 	lineID   *int64
 }
 
-// Decision is one operator's approval or rejection.
+// Decision is one operator's approval or rejection. Login is the database
+// login that made it, recorded by the database; it is empty for decisions
+// recorded before logins were (they never count towards four eyes).
 type Decision struct {
 	Decision string    `json:"decision"`
 	Operator string    `json:"operator"`
 	Reason   string    `json:"reason"`
 	DBRole   string    `json:"db_role"`
+	Login    string    `json:"login"`
 	At       time.Time `json:"at"`
 }
 
@@ -106,26 +127,26 @@ func ListCorrections(ctx context.Context, q ledger.Querier, tenant, status strin
 
 // GetCorrection returns one correction with its decisions.
 func GetCorrection(ctx context.Context, q ledger.Querier, tenant string, id int64) (Correction, error) {
-	c, err := getCorrection(ctx, q, tenant, id, "")
+	c, err := getCorrection(ctx, q, tenant, id)
 	if err != nil {
 		return c, err
 	}
 	rows, err := q.Query(ctx, `
-SELECT decision, operator, reason, db_role, decided_at FROM correction_decisions
+SELECT decision, operator, reason, db_role, coalesce(login, ''), decided_at FROM correction_decisions
  WHERE tenant_id = $1 AND correction_id = $2 ORDER BY id`, tenant, id)
 	if err != nil {
 		return c, fmt.Errorf("reconcile: decisions of correction %d: %w", id, err)
 	}
 	c.Decisions, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Decision, error) {
 		var d Decision
-		err := row.Scan(&d.Decision, &d.Operator, &d.Reason, &d.DBRole, &d.At)
+		err := row.Scan(&d.Decision, &d.Operator, &d.Reason, &d.DBRole, &d.Login, &d.At)
 		return d, err
 	})
 	return c, err
 }
 
-func getCorrection(ctx context.Context, q ledger.Querier, tenant string, id int64, lock string) (Correction, error) {
-	rows, err := q.Query(ctx, selectCorrections+` WHERE c.tenant_id = $1 AND c.id = $2 `+lock, tenant, id)
+func getCorrection(ctx context.Context, q ledger.Querier, tenant string, id int64) (Correction, error) {
+	rows, err := q.Query(ctx, selectCorrections+` WHERE c.tenant_id = $1 AND c.id = $2`, tenant, id)
 	if err != nil {
 		return Correction{}, fmt.Errorf("reconcile: correction %d: %w", id, err)
 	}
@@ -143,139 +164,118 @@ func getCorrection(ctx context.Context, q ledger.Querier, tenant string, id int6
 type Approval struct {
 	ID         int64  `json:"id"`
 	Key        string `json:"key"`
-	Status     string `json:"status"` // approved (waiting for another operator), posted
+	Status     string `json:"status"` // approved (waiting for another login), posted
 	Approvals  int    `json:"approvals"`
 	Needed     int    `json:"needed"`
 	PostingKey string `json:"posting_key,omitempty"`
 	Note       string `json:"note"`
 }
 
-// Approve records operator's approval of correction id and, when it is the
-// last approval needed, posts the correction in the same transaction.
-// Approving a posted correction again posts nothing; two approvals racing
-// are serialised on the correction's row, and the ledger's unique key would
-// refuse a second posting anyway. Above the four-eyes threshold two
-// different operators must approve; the threshold is read from the
-// database, never from a flag.
+// Approve records the approval of correction id by the connection's login,
+// with operator (the person's name) and reason, and when it is the last
+// approval needed posts the correction in the same transaction. The
+// database does both (clearing_approve and clearing_post_correction,
+// migration 00007): it records the login itself, refuses a second approval
+// by the same login or by the same person under another login, never counts
+// the owner of the schema, and reads the four-eyes threshold of the
+// correction's currency from config, so no flag can change any of it.
+// Approving a posted correction again posts nothing; approvals of one source
+// are serialised on its ledger lock, and the ledger's unique key would
+// refuse a second posting anyway.
 func Approve(ctx context.Context, pool *pgxpool.Pool, tenant string, id int64, operator, reason string) (Approval, error) {
 	var a Approval
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		c, err := getCorrection(ctx, tx, tenant, id, "FOR UPDATE OF c")
+		c, err := getCorrection(ctx, tx, tenant, id)
 		if err != nil {
 			return err
 		}
-		// Count the approvals again now that the row is locked: the count
-		// read with the row comes from the snapshot taken before waiting
-		// for the lock, and would miss an approval committed meanwhile.
-		if err := tx.QueryRow(ctx, `
-SELECT count(*) FROM correction_decisions WHERE tenant_id = $1 AND correction_id = $2 AND decision = 'approve'`,
-			tenant, c.ID).Scan(&c.Approvals); err != nil {
+		if awaitsDecision(c) {
+			// From here to commit no ingest of the source is between its
+			// check for settling corrections and its commit: the check below
+			// sees every original that arrived, and an ingest that starts
+			// now sees this correction posted. The correction is read again
+			// under the lock, as an approval that held it may have posted it.
+			if err := ledger.LockSource(ctx, tx, tenant, c.Source, true); err != nil {
+				return err
+			}
+			if c, err = getCorrection(ctx, tx, tenant, id); err != nil {
+				return err
+			}
+			if awaitsDecision(c) {
+				if err := checkStillNeeded(ctx, tx, tenant, c); err != nil {
+					return err
+				}
+			}
+		}
+		a = Approval{ID: c.ID, Key: c.Key}
+		if err := tx.QueryRow(ctx, `SELECT status, approvals, needed FROM clearing_approve($1, $2, $3, $4)`,
+			tenant, c.ID, operator, reason).Scan(&a.Status, &a.Approvals, &a.Needed); err != nil {
 			return err
 		}
-		a = Approval{ID: c.ID, Key: c.Key, Status: c.Status, Approvals: c.Approvals}
-		switch c.Status {
-		case "posted":
-			a.Needed = c.Approvals
-			a.Note = "already posted; nothing more to do"
-			a.PostingKey = c.PostingKey
+		switch {
+		case a.Status == "posted":
+			a.PostingKey, a.Note = c.PostingKey, "already posted; nothing more to do"
 			return nil
-		case "rejected":
-			return fmt.Errorf("%w: correction %d (%s); rejection is final", ErrRejectedCorrection, c.ID, c.Key)
-		}
-		// From here to commit no ingest of the source is between its
-		// check for settling corrections and its commit: the check below
-		// sees every original that arrived, and an ingest that starts now
-		// sees this correction posted.
-		if err := ledger.LockSource(ctx, tx, tenant, c.Source, true); err != nil {
-			return err
-		}
-		if err := checkStillNeeded(ctx, tx, tenant, c); err != nil {
-			return err
-		}
-		threshold, err := settings.Int(ctx, tx, tenant, settings.FourEyesAboveMinor)
-		if err != nil {
-			return err
-		}
-		a.Needed = 1
-		if c.Amount > threshold {
-			a.Needed = 2
-		}
-		tag, err := tx.Exec(ctx, `
-INSERT INTO correction_decisions (tenant_id, correction_id, decision, operator, reason)
-VALUES ($1, $2, 'approve', $3, $4)
-ON CONFLICT (tenant_id, correction_id, operator, decision) DO NOTHING`, tenant, c.ID, operator, reason)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("%w: %s already approved correction %d, which is above %d minor units and needs a second operator",
-				ErrSameOperator, operator, c.ID, threshold)
-		}
-		a.Approvals = c.Approvals + 1
-		a.Status = "approved"
-		if a.Approvals < a.Needed {
-			a.Note = fmt.Sprintf("approved by %d of %d operators; a different operator must approve before it posts", a.Approvals, a.Needed)
-			_, err := tx.Exec(ctx, `UPDATE corrections SET status = 'approved' WHERE tenant_id = $1 AND id = $2`, tenant, c.ID)
-			return err
+		case a.Approvals < a.Needed:
+			a.Note = fmt.Sprintf("approved by %d of %d operators; a different operator (another login, another person) must approve before it posts",
+				a.Approvals, a.Needed)
+			return nil
 		}
 		if err := failpoint.Hit(failpoint.ApproveRecorded); err != nil {
 			return err
 		}
-		postingID, err := ledger.PostCorrection(ctx, tx, ledger.Correction{
-			Tenant: tenant, Key: c.PostingKey, Source: c.Source, Reference: c.Reference, RefersTo: c.refersTo,
-			ValueDate: c.ValueDate, Amount: c.Amount, Currency: c.Currency, Direction: c.Direction,
-			Counter: c.CounterAccount, Settlement: c.SettlementAccount, Detail: "correction of " + c.Class,
-		})
-		if errors.Is(err, ledger.ErrKeyTaken) {
-			return fmt.Errorf("%w: the ledger already holds %s, so the money this correction would post has arrived", ErrStale, c.PostingKey)
-		}
-		if err != nil {
+		if _, err := ledger.PostCorrection(ctx, tx, tenant, c.ID); err != nil {
+			if errors.Is(err, ledger.ErrKeyTaken) {
+				return fmt.Errorf("%w: the ledger already holds %s, so the money this correction would post has arrived", ErrStale, c.PostingKey)
+			}
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE corrections SET status = 'posted', posting_id = $3 WHERE tenant_id = $1 AND id = $2`,
-			tenant, c.ID, postingID)
 		a.Status, a.PostingKey, a.Note = "posted", c.PostingKey, "posted under "+c.PostingKey
-		return err
+		return nil
 	})
-	return a, permission(err)
+	return a, decisionError(err)
 }
 
-// Reject records operator's rejection of correction id. Rejection is final;
-// a posted correction cannot be rejected (a new correction undoes it).
+// awaitsDecision reports whether a correction still waits for decisions.
+func awaitsDecision(c Correction) bool { return c.Status != "posted" && c.Status != "rejected" }
+
+// Reject records the rejection of correction id by the connection's login
+// (clearing_reject, migration 00007). Rejection is final; a posted
+// correction cannot be rejected (a new correction undoes it).
 func Reject(ctx context.Context, pool *pgxpool.Pool, tenant string, id int64, operator, reason string) (Correction, error) {
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		c, err := getCorrection(ctx, tx, tenant, id, "FOR UPDATE OF c")
-		if err != nil {
-			return err
-		}
-		switch c.Status {
-		case "posted":
-			return fmt.Errorf("%w: correction %d posted under %s; reverse it with a new correction", ErrAlreadyPosted, c.ID, c.PostingKey)
-		case "rejected":
-			return nil // rejecting again changes nothing
-		}
-		if _, err := tx.Exec(ctx, `
-INSERT INTO correction_decisions (tenant_id, correction_id, decision, operator, reason)
-VALUES ($1, $2, 'reject', $3, $4)
-ON CONFLICT (tenant_id, correction_id, operator, decision) DO NOTHING`, tenant, c.ID, operator, reason); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `UPDATE corrections SET status = 'rejected' WHERE tenant_id = $1 AND id = $2`, tenant, c.ID)
-		return err
-	})
-	if err != nil {
-		return Correction{}, permission(err)
+	if _, err := pool.Exec(ctx, `SELECT clearing_reject($1, $2, $3, $4)`, tenant, id, operator, reason); err != nil {
+		return Correction{}, decisionError(err)
 	}
 	return GetCorrection(ctx, pool, tenant, id)
 }
 
-// permission turns the database's refusal into ErrNotPermitted.
-func permission(err error) error {
+// decisionError turns the database's refusal of a decision into the
+// sentinel error callers branch on, keeping the database's explanation.
+func decisionError(err error) error {
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == pgerrcode.InsufficientPrivilege {
-		return fmt.Errorf("%w: %s", ErrNotPermitted, pgErr.Message)
+	if !errors.As(err, &pgErr) {
+		return err
 	}
-	return err
+	var sentinel error
+	switch pgErr.Code {
+	case pgerrcode.InsufficientPrivilege:
+		sentinel = ErrNotPermitted
+	case pgerrcode.InvalidParameterValue:
+		sentinel = ErrInvalidDecision
+	case sqlstateNotFound:
+		sentinel = ErrCorrectionNotFound
+	case sqlstateRejected:
+		sentinel = ErrRejectedCorrection
+	case sqlstateSameLogin, sqlstateSamePerson:
+		sentinel = ErrSameOperator
+	case sqlstateNotApproved:
+		sentinel = ErrNotApproved
+	case sqlstatePosted:
+		sentinel = ErrAlreadyPosted
+	default:
+		return err
+	}
+	return fmt.Errorf("%w: %s", sentinel, strings.TrimPrefix(pgErr.Message, "clearing: "))
 }
 
 // checkStillNeeded refuses a correction whose discrepancy is gone: a later

@@ -239,10 +239,11 @@ func TestConcurrentFourEyesApprovalsPostOnce(t *testing.T) {
 	c.ingest(0, d.Day1)
 	c.must(0, "statement", "import", "--source", "ach", d.Statement)
 	c.must(3, "reconcile", "--source", "ach", "--from", d.From, "--to", d.To)
-	c.must(0, "config", "set", "corrections.four_eyes_above_minor", "1")
+	c.must(0, "config", "set", "corrections.four_eyes_above.USD", "0.01")
 	id := strings.TrimSpace(c.rows(`SELECT min(id) FROM corrections WHERE tenant_id = $1`, c.tenant))
-	approve := func(operator string) []string {
-		return []string{"corrections", "approve", id, "--operator", operator, "--reason", "checked"}
+	approve := func(operator string) []string { // as the operator's own approver login
+		return []string{"--database-url", loginURL(c, "approver", operator), "corrections", "approve", id,
+			"--operator", operator, "--reason", "checked"}
 	}
 
 	// The approval reads the threshold from config after it locked the
@@ -312,7 +313,9 @@ func TestApprovalRacingItsLateOriginalMovesTheMoneyOnce(t *testing.T) {
 			h := ach.DefaultHeader(created.Add(6 * time.Hour))
 			h.IDModifier = "B"
 			ingest := []string{"ingest", c.achFile("day1-full.ach", h, es)}
-			approve := []string{"corrections", "approve", fmt.Sprint(missing.ID), "--operator", "alice", "--reason", "bank confirmed"}
+			c.must(0, "config", "set", "corrections.four_eyes_above.USD", "1000000")
+			approve := []string{"--database-url", loginURL(c, "approver", "alice"), "corrections", "approve", fmt.Sprint(missing.ID),
+				"--operator", "alice", "--reason", "bank confirmed"}
 			first, second := approve, ingest
 			if tc.waiting == "ingest" {
 				first, second = ingest, approve

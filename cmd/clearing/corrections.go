@@ -20,9 +20,16 @@ func newCorrectionsCommand(g *globalOptions) *cobra.Command {
 		Short: "List, inspect, approve and reject the corrections reconciliation proposes",
 		Long: `Reconciliation proposes a correction for each missing_in_ledger, amount_mismatch
 and unbooked_fee break, under a key derived from what it corrects. A correction
-is a movement of money: it posts nothing until operators approve it. Above the
-threshold 'corrections.four_eyes_above_minor' (see 'clearing config'), two
-different operators must approve. The final approval posts the correction
+is a movement of money: it posts nothing until operators approve it.
+
+An approval is the database login's: connect as your own login, a member of
+clearing_approver (CREATE ROLE alice LOGIN IN ROLE clearing_approver); the
+database records it, and --operator adds your name. The owner of the schema
+(the role that ran the migrations) and superusers are never approvers. Above
+the threshold of the correction's currency ('corrections.four_eyes_above.USD',
+in major units; see 'clearing config'), and in a currency without one, two
+different logins with two different names must approve; the database refuses
+a second approval by the same login. The final approval posts the correction
 through the ledger path, in the same transaction as the approval record, with
 kind "correction"; approving again posts nothing more. Rejection is final.
 
@@ -114,7 +121,11 @@ func newCorrectionsShowCommand(g *globalOptions) *cobra.Command {
 			rows.Add("proposed by run", itoa(c.ProposedByRun))
 			rows.Add("explanation", c.Explanation)
 			for _, dec := range c.Decisions {
-				rows.Add(dec.Decision, fmt.Sprintf("%s (role %s) at %s: %s", dec.Operator, dec.DBRole,
+				login := dec.Login
+				if login == "" {
+					login = "none recorded; role " + dec.DBRole
+				}
+				rows.Add(dec.Decision, fmt.Sprintf("%s (login %s) at %s: %s", dec.Operator, login,
 					dec.At.Format("2006-01-02 15:04:05 MST"), dec.Reason))
 			}
 			return output.Write(g.stdout, g.output, c, rows)
@@ -137,11 +148,12 @@ func parseID(s string) (int64, error) {
 	return id, nil
 }
 
-// decisionFlags are the operator and reason every decision must carry.
+// decisionFlags are the operator and reason every decision must carry. The
+// login that decides is the connection's, recorded by the database.
 type decisionFlags struct{ operator, reason string }
 
 func (f *decisionFlags) bind(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.operator, "operator", "", "who decides (required; recorded with the database role)")
+	cmd.Flags().StringVar(&f.operator, "operator", "", "your name (required; recorded next to the database login, which four eyes counts)")
 	cmd.Flags().StringVar(&f.reason, "reason", "", "why (required; recorded)")
 }
 
@@ -157,8 +169,8 @@ func newCorrectionsApproveCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "approve ID... --operator NAME --reason TEXT",
 		Short: "Approve corrections; the last approval needed posts the correction",
-		Example: `  clearing corrections approve 12 --operator alice --reason "bank confirmed the fee"
-  clearing corrections approve 12 13 14 --operator bob --reason "second approval" -o json`,
+		Example: `  clearing --database-url 'postgres://alice@db/clearing' corrections approve 12 --operator "Alice Smith" --reason "bank confirmed the fee"
+  clearing --database-url 'postgres://bob@db/clearing' corrections approve 12 13 14 --operator "Bob Jones" --reason "second approval" -o json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: g.run(func(ctx context.Context, args []string) error {
 			if err := f.check(); err != nil {
@@ -212,7 +224,8 @@ func runApprove(ctx context.Context, g *globalOptions, ids []int64, f decisionFl
 // not share) from a failure of the database or the process.
 func isDecisionRefusal(err error) bool {
 	for _, e := range []error{reconcile.ErrCorrectionNotFound, reconcile.ErrRejectedCorrection, reconcile.ErrSameOperator,
-		reconcile.ErrStale, reconcile.ErrNotPermitted, reconcile.ErrAlreadyPosted} {
+		reconcile.ErrStale, reconcile.ErrNotPermitted, reconcile.ErrAlreadyPosted, reconcile.ErrInvalidDecision,
+		reconcile.ErrNotApproved} {
 		if errors.Is(err, e) {
 			return true
 		}

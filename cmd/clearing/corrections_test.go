@@ -41,9 +41,13 @@ func byClass(cs []correctionJSON, class string) correctionJSON {
 	return correctionJSON{}
 }
 
+// approve approves correction id as operator, through operator's own
+// approver login (approverCLI): an approval is the login's, and the
+// harness's own connection is the owner's, which never approves.
 func (c *cli) approve(want int, id int64, operator string) result {
 	c.t.Helper()
-	return c.must(want, "corrections", "approve", fmt.Sprint(id), "--operator", operator, "--reason", "checked with the bank")
+	return approverCLI(c, operator).must(want, "corrections", "approve", fmt.Sprint(id), "--operator", operator,
+		"--reason", "checked with the bank")
 }
 
 func TestCorrectionsPostOnceWithFourEyesAndCloseTheirBreaks(t *testing.T) {
@@ -64,6 +68,7 @@ func TestCorrectionsPostOnceWithFourEyesAndCloseTheirBreaks(t *testing.T) {
 	if mismatch.Amount != 50 {
 		t.Fatalf("the amount mismatch correction moves %d, want 50", mismatch.Amount)
 	}
+	c.must(0, "config", "set", "corrections.four_eyes_above.USD", "1000")
 
 	// One operator approves a correction under the threshold: it posts once,
 	// with kind correction; approving again posts nothing more.
@@ -78,13 +83,15 @@ func TestCorrectionsPostOnceWithFourEyesAndCloseTheirBreaks(t *testing.T) {
 		t.Fatalf("%d correction postings for %s, want 1", n, mismatch.Key)
 	}
 
-	// Concurrent approvals from several terminals post once.
-	var approvals [][]string
+	// Concurrent approvals from several terminals, by several logins, post
+	// once.
+	var approvals []*proc
 	for i := range 4 {
-		approvals = append(approvals, []string{"corrections", "approve", fmt.Sprint(fee.ID), "--operator", fmt.Sprintf("op%d", i), "--reason", "fee confirmed"})
+		op := fmt.Sprintf("op%d", i)
+		approvals = append(approvals, approverCLI(c, op).start("corrections", "approve", fmt.Sprint(fee.ID), "--operator", op, "--reason", "fee confirmed"))
 	}
-	for i, r := range c.concurrently(approvals) {
-		if r.code != 0 {
+	for i, p := range approvals {
+		if r, _ := p.wait(t); r.code != 0 {
 			t.Errorf("concurrent approval %d:\n%v", i, r)
 		}
 	}
@@ -103,7 +110,7 @@ SELECT count(*) FROM legs l JOIN postings p ON p.tenant_id = l.tenant_id AND p.i
 
 	// Above the threshold two different operators are needed, and the same
 	// operator twice is refused. No flag can lower the threshold.
-	c.must(0, "config", "set", "corrections.four_eyes_above_minor", "100")
+	c.must(0, "config", "set", "corrections.four_eyes_above.USD", "1")
 	c.approve(0, missing.ID, "alice")
 	if n := c.count(`SELECT count(*) FROM postings WHERE tenant_id = $1 AND posting_key = $2`, c.tenant, missing.PostingKey); n != 0 {
 		t.Fatal("one approval posted a correction above the four-eyes threshold")
@@ -112,7 +119,7 @@ SELECT count(*) FROM legs l JOIN postings p ON p.tenant_id = l.tenant_id AND p.i
 	if !strings.Contains(r.stderr, "different operator") {
 		t.Fatalf("the same operator twice:\n%v", r)
 	}
-	if r := c.run("corrections", "approve", fmt.Sprint(missing.ID), "--operator", "alice", "--reason", "x", "--four-eyes-above-minor", "0"); r.code != 2 {
+	if r := approverCLI(c, "alice").run("corrections", "approve", fmt.Sprint(missing.ID), "--operator", "alice", "--reason", "x", "--four-eyes-above-minor", "0"); r.code != 2 {
 		t.Fatalf("a flag overriding the threshold was accepted:\n%v", r)
 	}
 	c.approve(0, missing.ID, "bob")
@@ -125,12 +132,11 @@ SELECT p.kind, l.account FROM postings p JOIN legs l ON l.tenant_id = p.tenant_i
 	if kind != "correction" || suspense != "suspense:ach" {
 		t.Fatalf("missing_in_ledger correction posted as %s against %s, want correction against suspense:ach", kind, suspense)
 	}
-	var decisions int64
-	var role string
+	var decisions, logins int64
 	if err := c.pool.QueryRow(context.Background(), `
-SELECT count(*), min(db_role) FROM correction_decisions WHERE tenant_id = $1 AND correction_id = $2`,
-		c.tenant, missing.ID).Scan(&decisions, &role); err != nil || decisions != 2 || role == "" {
-		t.Fatalf("decisions %d, role %q, %v: want two recorded with the database role", decisions, role, err)
+SELECT count(*), count(DISTINCT login) FROM correction_decisions WHERE tenant_id = $1 AND correction_id = $2`,
+		c.tenant, missing.ID).Scan(&decisions, &logins); err != nil || decisions != 2 || logins != 2 {
+		t.Fatalf("decisions %d by %d logins, %v: want two recorded with two logins", decisions, logins, err)
 	}
 
 	// Re-running the reconciliation shows the three breaks resolved by their
@@ -196,7 +202,10 @@ func TestRejectionIsFinalAndStaleCorrectionsAreRefused(t *testing.T) {
 	cs := c.corrections()
 	fee, missing := byClass(cs, "unbooked_fee"), byClass(cs, "missing_in_ledger")
 
-	c.must(0, "corrections", "reject", fmt.Sprint(fee.ID), "--operator", "alice", "--reason", "the bank refunds it")
+	if r := c.must(1, "corrections", "reject", fmt.Sprint(fee.ID), "--operator", "root", "--reason", "x"); !strings.Contains(r.stderr, "owner") {
+		t.Fatalf("the owner rejected a correction:\n%v", r)
+	}
+	approverCLI(c, "alice").must(0, "corrections", "reject", fmt.Sprint(fee.ID), "--operator", "alice", "--reason", "the bank refunds it")
 	if r := c.approve(1, fee.ID, "bob"); !strings.Contains(r.stderr, "rejected") {
 		t.Fatalf("approving a rejected correction:\n%v", r)
 	}
@@ -254,6 +263,7 @@ func TestLateOriginalAfterCorrectionDoesNotMoveMoneyTwice(t *testing.T) {
 			if missing.ID == 0 {
 				t.Fatal("no missing_in_ledger correction proposed")
 			}
+			c.must(0, "config", "set", "corrections.four_eyes_above.USD", "1000000")
 			c.approve(0, missing.ID, "alice")
 			settlement := c.balance("settlement:ach")
 
@@ -368,7 +378,7 @@ func TestRolesAreEnforcedByTheDatabase(t *testing.T) {
 		t.Fatalf("clearing_ingest could not ingest: %+v", s)
 	}
 	appr.approve(0, fee.ID, "alice")
-	if r := appr.run("config", "set", "corrections.four_eyes_above_minor", "0"); r.code != 1 || !strings.Contains(r.stderr, "admin") {
+	if r := appr.run("config", "set", "corrections.four_eyes_above.USD", "1000000"); r.code != 1 || !strings.Contains(r.stderr, "admin") {
 		t.Fatalf("clearing_approver changed a setting:\n%v", r)
 	}
 	rd.must(0, "lookup", p.live[0].Key())

@@ -131,13 +131,15 @@ func newCrashFixture(c *cli) crashFixture {
 		// The demo statement leaves three corrections, each under the
 		// four-eyes threshold: one approval posts each.
 		approve: crashScenario{name: "approvals", kind: "approve",
-			setup:  [][]string{ingest(d.Day1), ingest(d.Returns), bai2Import, reconcile},
+			setup: [][]string{ingest(d.Day1), ingest(d.Returns), bai2Import, reconcile,
+				{"config", "set", "corrections.four_eyes_above.USD", "1000"}},
 			target: approveAll, chunks: 3},
 	}
 }
 
 // approveAll approves every proposed correction, in id order, in one
-// command.
+// command, as an approver login (the same login in every database of the
+// test, so that the clean run and the crashed one record the same).
 func approveAll(c *cli) []string {
 	c.t.Helper()
 	ids := strings.Fields(strings.ReplaceAll(c.rows(
@@ -145,7 +147,8 @@ func approveAll(c *cli) []string {
 	if len(ids) != 3 {
 		c.t.Fatalf("the approval scenario proposes %d corrections, want 3", len(ids))
 	}
-	return append([]string{"corrections", "approve", "--operator", "alice", "--reason", "matches the bank"}, ids...)
+	return append([]string{"--database-url", loginURL(c, "approver", "alice"), "corrections", "approve",
+		"--operator", "alice", "--reason", "matches the bank"}, ids...)
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
