@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgerrcode"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/clearing-dev/clearing/formats"
 	"github.com/clearing-dev/clearing/internal/ledger"
@@ -159,6 +163,30 @@ func TestTotalsPastInt64StayExact(t *testing.T) {
 		out := c.must(3, "report", "latest", "-o", f).stdout
 		if (f == "table" || f == "html") && !strings.Contains(out, "100000000000000000.00 USD") {
 			t.Errorf("report %s does not show the ledger total:\n%s", f, out)
+		}
+	}
+}
+
+// TestDatabaseRefusesAmountsAboveTheCap guards the database's own copy of
+// the cap (migration 00009), for a path that does not go through a reader.
+func TestDatabaseRefusesAmountsAboveTheCap(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	for _, q := range []struct{ table, sql string }{
+		{"postings", `INSERT INTO postings (tenant_id, posting_key, kind, source, value_date, amount_minor, currency, direction, account, digest)
+		              VALUES ($1, 'csv:x:big', 'clearing', 'x', '2026-11-29', $2, 'USD', 'C', 'counterparty:x', '\x00')`},
+		{"legs", `INSERT INTO legs (tenant_id, posting_id, leg_no, account, direction, amount_minor, currency, value_date)
+		          VALUES ($1, 1, 1, 'counterparty:x', 'C', $2, 'USD', '2026-11-29')`},
+	} {
+		tx, err := c.pool.Begin(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = tx.Exec(context.Background(), q.sql, c.tenant, formats.MaxAmountMinor+1)
+		tx.Rollback(context.Background()) //nolint:errcheck // nothing may stay
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != pgerrcode.CheckViolation || !strings.Contains(pe.ConstraintName, "amount_cap") {
+			t.Errorf("%s: an amount above the cap: %v, want the amount_cap check", q.table, err)
 		}
 	}
 }
