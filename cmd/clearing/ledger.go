@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -18,12 +17,24 @@ func newLedgerCommand(g *globalOptions) *cobra.Command {
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "verify",
-		Short: "Check every invariant: balance, legs, references, append-only triggers",
+		Short: "Check every invariant: balance, legs, references, approvals, triggers, seals",
 		Long: `Check the ledger's invariants: every posting balances per currency and has at
-least two legs; no leg references a missing posting; every return, reversal and
-correction refers to an existing posting; every audit event's references
-resolve; the triggers that make the ledger append-only are installed and
-enabled. Exits 3 when any check fails.`,
+least two legs, exactly the legs its kind makes (clearing, return, reversal,
+correction, reclass); no leg references a missing posting; every return,
+reversal and reclassification refers to an existing posting; every correction
+posting was posted by an approved correction; every audit event's references
+resolve. Check that the database still guards the ledger as the migrations
+built it: every trigger on its table, enabled, firing on the same events and
+calling the same function; no rule or other trigger on a guarded table; every
+function's body as the migrations wrote it. Check that every row of postings,
+legs, notices and audit events is as it was sealed when written (an edit, a
+deletion or an insert made with the triggers off shows), and that the chain
+of seals is unbroken.
+
+Each problem is listed with its table, its key (posting key, id or trigger
+name) and what is wrong. Exits 3 when any check fails. A superuser or the
+schema owner can still rewrite rows and seals alike: record the seal chain's
+head printed here somewhere they cannot write, and compare.`,
 		Example: `  clearing ledger verify
   clearing ledger verify -o json | jq .ok`,
 		Args: cobra.NoArgs,
@@ -44,12 +55,20 @@ func runVerify(ctx context.Context, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
-	rows := output.Rows{Header: []string{"check", "ok", "problems", "examples"}}
+	// One row per passing check, and one per finding of a failing check,
+	// so that a CSV line is complete on its own.
+	rows := output.Rows{Header: []string{"check", "ok", "problems", "table", "key", "problem"}}
 	for _, c := range v.Checks {
-		rows.Add(c.Name, fmt.Sprint(c.OK), itoa(c.Problems), strings.Join(c.Examples, " "))
+		if len(c.Findings) == 0 {
+			rows.Add(c.Name, fmt.Sprint(c.OK), itoa(c.Problems), "", "", "")
+		}
+		for _, f := range c.Findings {
+			rows.Add(c.Name, fmt.Sprint(c.OK), itoa(c.Problems), f.Table, f.Key, f.Problem)
+		}
 	}
 	if g.output == output.Table {
-		fmt.Fprintf(g.stdout, "postings: %d, legs: %d\n", v.Postings, v.Legs)
+		fmt.Fprintf(g.stdout, "postings: %d, legs: %d, seals: %d, seal chain head: %s\n",
+			v.Postings, v.Legs, v.Seals.Count, v.Seals.Head)
 	}
 	if err := output.Write(g.stdout, g.output, v, rows); err != nil {
 		return err
