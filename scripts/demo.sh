@@ -11,6 +11,12 @@ tenant="demo-$(date +%Y%m%d-%H%M%S)"
 export CLEARING_LOG_LEVEL=${CLEARING_LOG_LEVEL:-warn}
 # A key of its own keeps the demo's account hashes apart from real ones.
 export CLEARING_PII_KEY=${CLEARING_PII_KEY:-clearing-demo-key}
+# The demo runs on the embedded cluster, where it can create login roles.
+unset CLEARING_DATABASE_URL DATABASE_URL
+home=${CLEARING_HOME:-}
+if [ -z "$home" ]; then
+	if [ "$(id -u)" = 0 ]; then home=/var/lib/clearing; else home=$HOME/.local/share/clearing; fi
+fi
 
 step() { printf '\n\033[1m== %s\033[0m\n$ %s\n' "$1" "${*:2}"; }
 
@@ -50,9 +56,40 @@ run "Reconcile the day: every difference classified and explained; breaks exit 3
 	reconcile --source ach --from "$FROM" --to "$TO"
 run "The corrections reconciliation proposes" 0 corrections list --status proposed
 ids=$("$clearing" --tenant "$tenant" -o csv corrections list --status proposed | awk -F, 'NR > 1 { print $1 }')
-run "An operator approves them: each posts once, with kind correction" 0 \
-	corrections approve $ids --operator alice --reason "confirmed with the bank's statement"
-run "Approving again posts nothing more" 0 corrections approve $ids --operator alice --reason "again"
+run "The admin (the owner of the schema) sets the four-eyes threshold: USD corrections above 100.00 need two approvers" 0 \
+	config set corrections.four_eyes_above.USD 100
+
+# An approval is the database login's, so each operator connects as a login
+# of their own in clearing_approver. The embedded cluster stops when its
+# last clearing process ends; holding a share of its users lock keeps it
+# running, so that psql and the approvers' connections can reach it.
+exec {cluster}>>"$home/embedded.users"
+flock -s "$cluster"
+# The command that starts the cluster must not pass the lock on to it.
+"$clearing" --tenant "$tenant" corrections list >/dev/null {cluster}>&- || exit 1
+psql=$(command -v psql || ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | tail -1)
+socket="host=$home/pg port=5432 dbname=clearing sslmode=disable"
+step "Two approver logins, created as README says" \
+	"CREATE ROLE demo_alice LOGIN IN ROLE clearing_approver; CREATE ROLE demo_bob LOGIN IN ROLE clearing_approver"
+"$psql" -q -v ON_ERROR_STOP=1 "$socket user=postgres" -c "DO \$\$ BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'demo_alice') THEN CREATE ROLE demo_alice LOGIN IN ROLE clearing_approver; END IF;
+	IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'demo_bob') THEN CREATE ROLE demo_bob LOGIN IN ROLE clearing_approver; END IF;
+END \$\$" || exit 1
+alice=(--database-url "$socket user=demo_alice")
+bob=(--database-url "$socket user=demo_bob")
+run "Alice approves them: the two under 100.00 USD post once, with kind correction; the 125.00 USD one waits" 0 \
+	"${alice[@]}" corrections approve $ids --operator "Alice" --reason "confirmed with the bank's statement"
+waiting=$("$clearing" --tenant "$tenant" -o csv corrections list --status approved | awk -F, 'NR > 1 { print $1 }')
+run "Alice's login again, under another spelling of her name: refused by the database, exit 1" 1 \
+	"${alice[@]}" corrections approve $waiting --operator "alice " --reason "again"
+run "The owner of the schema is never an approver: refused, exit 1" 1 \
+	corrections approve $waiting --operator "Carol" --reason "owner"
+run "Bob, a second login and a second person, approves: it posts" 0 \
+	"${bob[@]}" corrections approve $waiting --operator "Bob" --reason "checked the bank's statement too"
+run "Each decision with the login the database recorded" 0 corrections show $waiting
+run "Approving again posts nothing more" 0 "${alice[@]}" corrections approve $ids --operator "Alice" --reason "again"
+# Let the cluster stop with the demo's last command.
+exec {cluster}>&-
 run "Reconcile again: the corrected breaks close; what is left still needs a person" 3 \
 	reconcile --source ach --from "$FROM" --to "$TO"
 step "The same report as a self-contained HTML page for finance" "clearing report latest -o html > $dir/report.html"
