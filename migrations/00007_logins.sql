@@ -78,10 +78,12 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
 $$;
 
 -- clearing_is_approver says whether a login's decision counts: a member of
--- clearing_approver that is not the owner.
+-- clearing_approver that is not the owner and cannot create roles (a login
+-- with CREATEROLE could make itself a second approver login).
 CREATE FUNCTION clearing_is_approver(login text) RETURNS boolean
 LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
-    SELECT coalesce((SELECT pg_has_role(r.oid, 'clearing_approver', 'MEMBER') FROM pg_roles r WHERE r.rolname = login), false)
+    SELECT coalesce((SELECT pg_has_role(r.oid, 'clearing_approver', 'MEMBER') AND NOT r.rolcreaterole
+                       FROM pg_roles r WHERE r.rolname = login), false)
        AND NOT clearing_is_owner(login)
 $$;
 
@@ -132,7 +134,7 @@ BEGIN
             USING ERRCODE = 'insufficient_privilege';
     END IF;
     IF NOT clearing_is_approver(session_user) THEN
-        RAISE EXCEPTION 'clearing: login % is not a member of clearing_approver and may not decide on corrections', session_user
+        RAISE EXCEPTION 'clearing: login % may not decide on corrections: it is not a member of clearing_approver, or it can create roles (and so approver logins)', session_user
             USING ERRCODE = 'insufficient_privilege';
     END IF;
     IF coalesce(clearing_person(operator), '') = '' OR btrim(coalesce(reason, '')) = '' THEN

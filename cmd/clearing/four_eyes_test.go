@@ -392,6 +392,15 @@ func TestApproverCannotMoveMoneyWithPlainSQL(t *testing.T) {
 			t.Errorf("%s: %v, want SQLSTATE %s", strings.Join(strings.Fields(tc.sql), " "), err, tc.want)
 		}
 	}
+	// A login that can create roles could make itself a second approver
+	// login: it is not an approver.
+	minter := mustPool(t, loginURL(c, "approver", "minter"))
+	if _, err := c.pool.Exec(ctx, "ALTER ROLE "+loginOf(c, "minter")+" CREATEROLE"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := minter.Exec(ctx, `SELECT * FROM clearing_approve($1, $2, 'minter', 'x')`, c.tenant, id); code(err) != "42501" {
+		t.Errorf("an approver login with CREATEROLE: %v, want 42501", err)
+	}
 	if after := snapshot(); after != before {
 		t.Fatalf("plain SQL changed the money:\nbefore %s\nafter  %s", before, after)
 	}
