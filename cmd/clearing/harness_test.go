@@ -183,6 +183,22 @@ func (c *cli) balance(account string) int64 {
 	                  FROM legs WHERE tenant_id = $1 AND account = $2`, c.tenant, account)
 }
 
+// tenantID turns a test's readable name for a tenant ("clean returns",
+// "corpus-ppd-mixedDebitCredit.ach") into a tenant id that clearing accepts:
+// lower case, with every other character replaced by '-'.
+func tenantID(name string) string {
+	id := []byte(strings.ToLower(name))
+	for i, b := range id {
+		if (b < 'a' || b > 'z') && (b < '0' || b > '9') && b != '.' && b != '_' && b != '-' {
+			id[i] = '-'
+		}
+	}
+	if len(id) == 0 || id[0] == '.' || id[0] == '_' || id[0] == '-' {
+		id = append([]byte("t"), id...)
+	}
+	return string(id[:min(len(id), 63)])
+}
+
 func mustPool(t *testing.T, url string) *pgxpool.Pool {
 	t.Helper()
 	pool, err := pgxpool.New(context.Background(), url)

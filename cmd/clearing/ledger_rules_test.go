@@ -182,7 +182,7 @@ func TestCorpusACHFilesIngestOnce(t *testing.T) {
 		name := filepath.Base(path)
 		// moov-io's sample files share company ids, dates and trace
 		// numbers; each gets a ledger of its own.
-		c.tenant = "corpus-" + name
+		c.tenant = tenantID("corpus-" + name)
 		if rejected[name] {
 			r := c.run("ingest", "--format", "ach", path)
 			if r.code != 1 {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/clearing-dev/clearing/internal/output"
 	"github.com/clearing-dev/clearing/internal/report"
+	"github.com/clearing-dev/clearing/internal/tenant"
 )
 
 // rendersReport annotates the commands that print a reconciliation report,
@@ -98,10 +99,15 @@ Database: --database-url, else CLEARING_DATABASE_URL, else DATABASE_URL, else a
 private PostgreSQL cluster under $CLEARING_HOME (default ~/.local/share/clearing)
 that clearing starts for each command and stops afterwards.
 
+Tenant: --tenant (default "default") names the ledger to use: 1 to 63
+characters of a-z, 0-9, '.', '_' and '-', beginning with a letter or digit.
+Anything else is refused (exit 2) by every command.
+
 Exit codes:
   0  done, nothing needs a person
   1  error; the message explains, and nothing was half-applied
-  2  usage: an unknown command or flag, or wrong arguments
+  2  usage: an unknown command or flag, wrong arguments, or an invalid
+     --tenant; nothing was done
   3  done, but something needs a person: conflicts, quarantined records,
      unexplained breaks, a ledger that fails verification`
 
@@ -123,13 +129,21 @@ func newRootCommand(g *globalOptions) *cobra.Command {
 			if err := check(g.output); err != nil {
 				return usageError{err}
 			}
-			return g.setupLogging()
+			if err := g.setupLogging(); err != nil {
+				return err
+			}
+			// One rule for every command, so that "", "Default" and
+			// "default " never become ledgers of their own.
+			if err := tenant.Validate(g.tenant); err != nil {
+				return usageError{err}
+			}
+			return nil
 		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	f := root.PersistentFlags()
 	f.StringVar(&g.databaseURL, "database-url", "", "PostgreSQL URL (else CLEARING_DATABASE_URL, DATABASE_URL, or the embedded cluster)")
-	f.StringVar(&g.tenant, "tenant", "default", "tenant whose ledger to use")
+	f.StringVar(&g.tenant, "tenant", tenant.Default, "tenant whose ledger to use: "+tenant.Pattern)
 	f.StringVarP(&g.output, "output", "o", "table", "output format: table, json or csv (reconcile and report also take html)")
 	f.StringVar(&g.logFormat, "log-format", "text", "log format on stderr: text or json")
 	root.AddCommand(

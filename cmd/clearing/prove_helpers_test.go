@@ -91,7 +91,7 @@ func (p *proc) kill(t testing.TB) {
 // database, for test t, without c's extra environment.
 func (c *cli) withTenant(t *testing.T, tenant string) *cli {
 	d := *c
-	d.t, d.tenant, d.env = t, tenant, nil
+	d.t, d.tenant, d.env = t, tenantID(tenant), nil
 	return &d
 }
 
