@@ -116,8 +116,34 @@ func checkSchema(ctx context.Context, pool *pgxpool.Pool) error {
 	return nil
 }
 
+// checkPIIKey refuses to go on without a secret for the account and PAN
+// hashes against a configured database: hashes made with the public
+// development key can be reversed by trying every account number or every
+// PAN of a known BIN and last four. Only the embedded cluster, which is a
+// demonstration on one machine, may use the development key (hasher warns).
+// The command has read no file and written nothing when this refuses: like
+// a missing required flag, it is a usage error, and no run is recorded
+// (docs/decisions/pii-key-required.md).
+func (g *globalOptions) checkPIIKey() error {
+	if g.databaseURLFromEnv() == "" {
+		return nil
+	}
+	switch os.Getenv("CLEARING_PII_KEY") {
+	case "":
+		return usagef("CLEARING_PII_KEY is not set: against a configured database, ingest and statement import need a secret key " +
+			"for the account and PAN hashes (hashes made with the public development key can be reversed); " +
+			"make one with 'openssl rand -hex 32', keep it with the database's credentials (every later run needs the same key) " +
+			"and export CLEARING_PII_KEY=<key>; nothing was read or written")
+	case pii.DevelopmentKey:
+		return usagef("CLEARING_PII_KEY is the public development key: against a configured database, use a secret key " +
+			"(make one with 'openssl rand -hex 32'); nothing was read or written")
+	}
+	return nil
+}
+
 // hasher returns the account hasher, warning when the development key is in
-// use because CLEARING_PII_KEY is unset.
+// use because CLEARING_PII_KEY is unset (which checkPIIKey allows only on the
+// embedded cluster).
 func (g *globalOptions) hasher() pii.Hasher {
 	key := os.Getenv("CLEARING_PII_KEY")
 	if key == "" {

@@ -224,25 +224,3 @@ func mustGlob(t *testing.T, dir, pattern string) []string {
 	}
 	return m
 }
-
-// Without CLEARING_PII_KEY, account numbers are hashed with the public
-// development key, and every command that hashes them (ingest, statement
-// import) says so; with a key, none does.
-func TestMissingPIIKeyIsWarnedAbout(t *testing.T) {
-	t.Parallel()
-	c := newCLI(t)
-	const warning = "CLEARING_PII_KEY is not set"
-	es := entries(6, 10)
-	day := c.achFile("day.ach", ach.DefaultHeader(created), es)
-	if r := c.must(0, "ingest", day); strings.Contains(r.stderr, warning) {
-		t.Fatalf("warned with a key set:\n%v", r)
-	}
-	// Another tenant: hashes made with another key would not match these.
-	nokey := c.withTenant(t, "no key")
-	nokey.env = []string{"CLEARING_PII_KEY="}
-	for _, args := range [][]string{{"ingest", day}, {"statement", "import", "--source", "ach", day}} {
-		if r := nokey.must(0, args...); !strings.Contains(r.stderr, warning) {
-			t.Fatalf("no warning without a key:\n%v", r)
-		}
-	}
-}

@@ -26,6 +26,11 @@ import (
 // before it does any work.
 const rendersReport = "renders-report"
 
+// hashesAccounts annotates the commands that write keyed hashes of account
+// numbers and PANs (ingest, statement import): against a configured
+// database they refuse to run without CLEARING_PII_KEY.
+const hashesAccounts = "hashes-accounts"
+
 // Exit codes. main is the only place that chooses them.
 const (
 	exitOK        = 0
@@ -103,11 +108,15 @@ Tenant: --tenant (default "default") names the ledger to use: 1 to 63
 characters of a-z, 0-9, '.', '_' and '-', beginning with a letter or digit.
 Anything else is refused (exit 2) by every command.
 
+Against a configured database, ingest and statement import need
+CLEARING_PII_KEY, the secret for account and PAN hashes (make one with
+'openssl rand -hex 32'); without it they refuse to run (exit 2).
+
 Exit codes:
   0  done, nothing needs a person
   1  error; the message explains, and nothing was half-applied
-  2  usage: an unknown command or flag, wrong arguments, or an invalid
-     --tenant; nothing was done
+  2  usage: an unknown command or flag, wrong arguments, an invalid --tenant,
+     or a missing CLEARING_PII_KEY; nothing was done
   3  done, but something needs a person: conflicts, quarantined records,
      unexplained breaks, a ledger that fails verification`
 
@@ -137,6 +146,9 @@ func newRootCommand(g *globalOptions) *cobra.Command {
 			if err := tenant.Validate(g.tenant); err != nil {
 				return usageError{err}
 			}
+			if cmd.Annotations[hashesAccounts] != "" {
+				return g.checkPIIKey()
+			}
 			return nil
 		},
 	}
@@ -160,6 +172,14 @@ func newRootCommand(g *globalOptions) *cobra.Command {
 		newConfigCommand(g),
 		newGenerateCommand(g),
 	)
+	for _, path := range [][]string{{"ingest"}, {"statement", "import"}} {
+		if c, _, err := root.Find(path); err == nil && c != root {
+			if c.Annotations == nil {
+				c.Annotations = map[string]string{}
+			}
+			c.Annotations[hashesAccounts] = "true"
+		}
+	}
 	return root
 }
 
