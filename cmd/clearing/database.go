@@ -69,7 +69,15 @@ func (g *globalOptions) open(ctx context.Context, skipSchemaCheck bool) (*databa
 	// after connecting, not a startup parameter, which connection poolers
 	// such as PgBouncer refuse.
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
-		_, err := conn.Exec(ctx, `SET jit = off`)
+		if _, err := conn.Exec(ctx, `SET jit = off`); err != nil {
+			return err
+		}
+		// So that a killed process's session, and the lock on its run, end
+		// within a second, and running the command again resumes the run.
+		watched, err := db.WatchClient(ctx, conn)
+		if err == nil && !watched {
+			g.log.Debug("the server cannot check that clients are still connected (client_connection_check_interval): after a crash, running the command again may wait until the server notices")
+		}
 		return err
 	}
 	if d.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
