@@ -363,7 +363,11 @@ DO $$
 DECLARE
     r text;
 BEGIN
-    FOR r IN SELECT rolname FROM pg_roles WHERE rolname LIKE 'clearing\_%' LOOP
+    -- Every clearing_* role but the owner's own (a login named clearing_admin
+    -- that ran the migrations keeps its tables).
+    FOR r IN SELECT rolname FROM pg_roles
+              WHERE rolname LIKE 'clearing\_%' AND NOT rolsuper
+                AND NOT pg_has_role(oid, (SELECT relowner FROM pg_class WHERE oid = 'public.corrections'::regclass), 'MEMBER') LOOP
         EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON corrections, correction_decisions FROM %I', r);
     END LOOP;
 END
