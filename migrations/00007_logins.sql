@@ -124,7 +124,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
 $$;
 
 -- clearing_check_decider refuses a caller who may not decide on
--- corrections, and a name or reason that is empty.
+-- corrections, and a name or reason that is empty or too long.
 -- +goose StatementBegin
 CREATE FUNCTION clearing_check_decider(operator text, reason text) RETURNS void
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
@@ -137,8 +137,9 @@ BEGIN
         RAISE EXCEPTION 'clearing: login % may not decide on corrections: it is not a member of clearing_approver, or it can create roles (and so approver logins)', session_user
             USING ERRCODE = 'insufficient_privilege';
     END IF;
-    IF coalesce(clearing_person(operator), '') = '' OR btrim(coalesce(reason, '')) = '' THEN
-        RAISE EXCEPTION 'clearing: a decision needs the operator''s name and a reason'
+    IF coalesce(clearing_person(operator), '') = '' OR btrim(coalesce(reason, '')) = ''
+       OR length(operator) > 200 OR length(reason) > 2000 THEN
+        RAISE EXCEPTION 'clearing: a decision needs the operator''s name (at most 200 characters) and a reason (at most 2000)'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 END;

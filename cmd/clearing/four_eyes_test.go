@@ -382,6 +382,9 @@ func TestApproverCannotMoveMoneyWithPlainSQL(t *testing.T) {
 		          FROM corrections WHERE tenant_id = $1 AND id = $2`, []any{c.tenant, id}, "23514"},
 		// Posting before anyone approved.
 		{appr, `SELECT clearing_post_correction($1, $2)`, []any{c.tenant, id}, "CA005"},
+		// A name that is nothing once normalised, and one too long.
+		{appr, `SELECT * FROM clearing_approve($1, $2, E' \u200b ', 'x')`, []any{c.tenant, id}, "22023"},
+		{appr, `SELECT * FROM clearing_approve($1, $2, repeat('a', 201), 'x')`, []any{c.tenant, id}, "22023"},
 		{reader, `SELECT * FROM clearing_approve($1, $2, 'rita', 'x')`, []any{c.tenant, id}, "42501"},
 		{ingest, `SELECT * FROM clearing_approve($1, $2, 'ivan', 'x')`, []any{c.tenant, id}, "42501"},
 		{ingest, `UPDATE corrections SET status = 'posted' WHERE tenant_id = $1`, []any{c.tenant}, "42501"},
