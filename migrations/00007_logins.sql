@@ -176,7 +176,13 @@ BEGIN
     END IF;
     needed := clearing_approvals_needed(tenant, c.currency, c.amount_minor);
     -- The row lock orders the approvals of one correction, so these checks
-    -- see every earlier one; the unique indexes refuse the same anyway.
+    -- see every earlier one; the unique indexes refuse the same anyway. An
+    -- approval that counted already is enough when the threshold has since
+    -- risen: the caller then posts it, recording nothing more.
+    IF approvals >= needed THEN
+        status := 'approved';
+        RETURN;
+    END IF;
     IF EXISTS (SELECT 1 FROM correction_decisions d WHERE d.tenant_id = tenant AND d.correction_id = correction
                   AND d.decision = 'approve' AND d.login = session_user) THEN
         RAISE EXCEPTION 'clearing: login % already approved correction %; it needs % approvals from different logins and people',

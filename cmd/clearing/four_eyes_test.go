@@ -266,6 +266,21 @@ func TestFourEyesThresholdsArePerCurrencyInMajorUnits(t *testing.T) {
 		}
 	}
 
+	// Raised above it after one approval, the threshold lets that approval
+	// post the correction: approving again records nothing and posts.
+	over := cs[0]
+	for _, k := range cs {
+		if k.PostingKey == "csv:ach:USD-OVER" {
+			over = k
+		}
+	}
+	c.must(0, "config", "set", "corrections.four_eyes_above.USD", "2000")
+	c.approve(0, over.ID, "alice")
+	if status, postings, _ := c.correctionState(over); status != "posted" || postings != 1 || len(c.decisions(over.ID)) != 1 {
+		t.Fatalf("USD-OVER after the threshold rose: %s, %d postings, %d decisions", status, postings, len(c.decisions(over.ID)))
+	}
+	c.must(0, "config", "set", "corrections.four_eyes_above.USD", "1000")
+
 	// What config accepts and shows.
 	var got []struct {
 		Key        string `json:"key"`
