@@ -95,7 +95,7 @@ SELECT c.id, c.correction_key, c.posting_key, c.class, c.status, c.source, c.ref
        c.direction, c.counter_account, c.settlement_account, c.value_date, c.explanation, c.proposed_by_run,
        c.created_at, c.refers_to, c.line_id,
        (SELECT count(*) FROM correction_decisions d
-         WHERE d.tenant_id = c.tenant_id AND d.correction_id = c.id AND d.decision = 'approve')
+         WHERE d.tenant_id = c.tenant_id AND d.correction_id = c.id AND d.decision = 'approve' AND d.login IS NOT NULL)
   FROM corrections c`
 
 func scanCorrection(row pgx.CollectableRow) (Correction, error) {
