@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/clearing-dev/clearing/formats/ach"
 	"github.com/clearing-dev/clearing/formats/iso8583"
 	"github.com/clearing-dev/clearing/internal/ledger"
+	"github.com/clearing-dev/clearing/migrations"
 )
 
 // verifyJSON runs 'ledger verify -o json', wants exit code want, and
@@ -363,6 +365,35 @@ func TestSealsAreWrittenOnlyByTheTrigger(t *testing.T) {
 		var pgErr *pgconn.PgError
 		if !errors.As(err, &pgErr) || pgErr.Code != pgerrcode.InsufficientPrivilege {
 			t.Errorf("%s as clearing_ingest: %v, want insufficient_privilege", sql, err)
+		}
+	}
+	c.verifyJSON(0)
+}
+
+// The migration seals the rows that exist when it runs: with every seal
+// gone, its backfill alone makes a ledger with postings, returns, notices
+// and audit events verify again.
+func TestSealMigrationBackfillsExistingRows(t *testing.T) {
+	t.Parallel()
+	c, _ := tamperBase(t)
+	b, err := fs.ReadFile(migrations.FS, "00006_seals.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	from, to := strings.Index(text, "-- Seal what is already there"), strings.Index(text, "-- +goose Down")
+	if from < 0 || to < from {
+		t.Fatal("the migration has no backfill where this test looks for it")
+	}
+	backfill := strings.NewReplacer("-- +goose StatementBegin", "", "-- +goose StatementEnd", "").Replace(text[from:to])
+	c.asOwner(`ALTER TABLE seals DISABLE TRIGGER seals_no_truncate`, `TRUNCATE seals`,
+		`ALTER TABLE seals ENABLE TRIGGER seals_no_truncate`)
+	c.verifyJSON(3)
+	c.asOwner(backfill)
+	for _, table := range []string{"postings", "legs", "notices", "audit_events"} {
+		sealed := c.count(`SELECT coalesce(sum(row_count), 0) FROM seals WHERE tenant_id = $1 AND table_name = $2`, c.tenant, table)
+		if rows := c.count(`SELECT count(*) FROM `+table+` WHERE tenant_id = $1`, c.tenant); sealed != rows {
+			t.Errorf("%s: %d rows, %d sealed by the backfill", table, rows, sealed)
 		}
 	}
 	c.verifyJSON(0)
