@@ -14,6 +14,7 @@ import (
 	"github.com/clearing-dev/clearing/formats/registry"
 	"github.com/clearing-dev/clearing/internal/failpoint"
 	"github.com/clearing-dev/clearing/internal/infile"
+	"github.com/clearing-dev/clearing/internal/ledger"
 	"github.com/clearing-dev/clearing/internal/pii"
 	"github.com/clearing-dev/clearing/internal/runs"
 	"github.com/clearing-dev/clearing/internal/stage"
@@ -109,21 +110,8 @@ func ImportStatement(ctx context.Context, pool *pgxpool.Pool, path string, o Imp
 			return fmt.Errorf("reconcile: add statement lines: %w", err)
 		}
 		sum.Skipped = st.Skipped + skippedNotices
-		rows, err := tx.Query(ctx, auditLines, o.Tenant, o.Source, run.ID, perspective == Holder)
-		if err != nil {
-			return fmt.Errorf("reconcile: audit statement lines: %w", err)
-		}
-		var verdict string
-		var n int64
-		if _, err := pgx.ForEachRow(rows, []any{&verdict, &n}, func() error {
-			if verdict == "duplicate" {
-				sum.Duplicates += n
-			} else {
-				sum.Conflicts += n
-			}
-			return nil
-		}); err != nil {
-			return fmt.Errorf("reconcile: audit statement lines: %w", err)
+		if sum.Duplicates, sum.Conflicts, err = ledger.AuditStatementLines(ctx, tx, o.Tenant, run.ID, o.Source, perspective == Holder); err != nil {
+			return err
 		}
 		if got := sum.Added + sum.Duplicates + sum.Conflicts + skippedNotices; got != st.Len() {
 			return fmt.Errorf("reconcile: %d staged records, %d accounted for", st.Len(), got)
@@ -167,29 +155,3 @@ WITH numbered AS (
     RETURNING 1
 )
 SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM record_stage WHERE kind = 'notice')`
-
-// auditLines records every staged line that an earlier import already
-// holds: a duplicate when the content is the same, a conflict otherwise.
-const auditLines = `
-WITH numbered AS (
-    SELECT s.*, row_number() OVER (PARTITION BY own_key ORDER BY seq) AS occurrence
-      FROM record_stage s
-     WHERE kind <> 'notice'
-), ev AS (
-    INSERT INTO audit_events (tenant_id, record_key, own_key, verdict, needs_attention, run_id, record_no, line,
-                              existing_line_id, differing_fields, kind, reference, amount_minor, currency,
-                              direction, account, account_last4, value_date, digest, detail)
-    SELECT $1, s.own_key, s.own_key, v.verdict, v.verdict = 'conflict', $3, s.seq, s.line,
-           l.id, CASE WHEN v.verdict = 'conflict' THEN clearing_differing_fields(
-                l.amount_minor, l.currency, l.direction, l.account, l.value_date, s.amount_minor, s.currency,
-                CASE WHEN $4 THEN (CASE s.direction WHEN 'C' THEN 'D' ELSE 'C' END) ELSE s.direction END,
-                s.account, s.value_date) ELSE '{}' END,
-           'statement', s.reference, s.amount_minor, s.currency, s.direction, s.account, s.account_last4,
-           s.value_date, s.digest, s.detail
-      FROM numbered s
-      JOIN statement_lines l ON l.tenant_id = $1 AND l.source = $2 AND l.line_key = s.own_key
-                            AND l.occurrence = s.occurrence AND l.run_id <> $3
-      CROSS JOIN LATERAL (SELECT CASE WHEN l.digest = s.digest THEN 'duplicate' ELSE 'conflict' END AS verdict) v
-    RETURNING verdict
-)
-SELECT verdict, count(*) FROM ev GROUP BY verdict`

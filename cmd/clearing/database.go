@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clearing-dev/clearing/internal/db"
+	"github.com/clearing-dev/clearing/internal/ledger"
 	"github.com/clearing-dev/clearing/internal/pii"
 )
 
@@ -89,7 +90,7 @@ func (g *globalOptions) open(ctx context.Context, skipSchemaCheck bool) (*databa
 		return nil, fmt.Errorf("connect to the database: %w", err)
 	}
 	if d.embedded != nil && !skipSchemaCheck {
-		if _, err := db.Migrate(ctx, d.pool, nil); err != nil {
+		if _, err := ledger.Migrate(ctx, d.pool, nil); err != nil {
 			d.Close(ctx)
 			return nil, err
 		}

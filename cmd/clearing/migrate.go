@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clearing-dev/clearing/internal/db"
+	"github.com/clearing-dev/clearing/internal/ledger"
 	"github.com/clearing-dev/clearing/internal/output"
 )
 
@@ -31,7 +31,7 @@ func runMigrate(ctx context.Context, g *globalOptions) error {
 		return err
 	}
 	defer d.Close(ctx)
-	ms, err := db.Migrate(ctx, d.pool, g.log)
+	ms, err := ledger.Migrate(ctx, d.pool, g.log)
 	if err != nil {
 		return err
 	}

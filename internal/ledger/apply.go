@@ -95,8 +95,8 @@ func Apply(ctx context.Context, tx pgx.Tx, b *Batch, lo, hi int64, first bool) (
 	}
 	var clearingPosted, noticesAdded int64
 	if p.clearing > 0 {
-		if err := tx.QueryRow(ctx, insertClearing, b.Tenant, b.RunID, lo, hi, b.Source).Scan(&clearingPosted); err != nil {
-			return c, fmt.Errorf("ledger: post clearing records %d-%d: %w", lo, hi, err)
+		if err := tx.QueryRow(ctx, postClearing.call(), b.Tenant, b.RunID, lo, hi, b.Source).Scan(&clearingPosted); err != nil {
+			return c, fmt.Errorf("ledger: post clearing records %d-%d: %w", lo, hi, routineErr(postClearing, err))
 		}
 	}
 	if p.notices > 0 {
@@ -113,20 +113,20 @@ func Apply(ctx context.Context, tx pgx.Tx, b *Batch, lo, hi int64, first bool) (
 			return c, fmt.Errorf("ledger: find originals %d-%d: %w", lo, hi, err)
 		}
 		var n int64
-		if err := tx.QueryRow(ctx, insertLinked, b.Tenant, b.RunID, lo, hi, b.Source, depth).Scan(&n); err != nil {
-			return c, fmt.Errorf("ledger: post returns and reversals %d-%d: %w", lo, hi, err)
+		if err := tx.QueryRow(ctx, postLinked.call(), b.Tenant, b.RunID, lo, hi, b.Source, depth).Scan(&n); err != nil {
+			return c, fmt.Errorf("ledger: post returns and reversals %d-%d: %w", lo, hi, routineErr(postLinked, err))
 		}
 		c.Posted += n
 	}
 	// When every record that could post did, there is nothing to audit: an
 	// ordinary new file skips both audit statements.
 	if c.Posted < p.clearing+p.linked() {
-		if err := audit(ctx, tx, auditPostings, b, lo, hi, &c); err != nil {
+		if err := audit(ctx, tx, auditStaged, b, lo, hi, &c); err != nil {
 			return c, err
 		}
 	}
 	if noticesAdded < p.notices {
-		if err := audit(ctx, tx, auditNotices, b, lo, hi, &c); err != nil {
+		if err := audit(ctx, tx, auditNotice, b, lo, hi, &c); err != nil {
 			return c, err
 		}
 	}
@@ -178,10 +178,10 @@ SELECT kind, link_depth, count(*) FROM record_stage WHERE seq BETWEEN $1 AND $2 
 }
 
 // audit runs one audit statement and adds its counts by verdict.
-func audit(ctx context.Context, tx pgx.Tx, sql string, b *Batch, lo, hi int64, c *Counts) error {
-	rows, err := tx.Query(ctx, sql, b.Tenant, b.RunID, lo, hi)
+func audit(ctx context.Context, tx pgx.Tx, r routine, b *Batch, lo, hi int64, c *Counts) error {
+	rows, err := tx.Query(ctx, r.call(), b.Tenant, b.RunID, lo, hi)
 	if err != nil {
-		return fmt.Errorf("ledger: audit %d-%d: %w", lo, hi, err)
+		return fmt.Errorf("ledger: audit %d-%d: %w", lo, hi, routineErr(r, err))
 	}
 	var verdict string
 	var n int64

@@ -36,8 +36,8 @@ SELECT EXISTS (SELECT 1 FROM corrections
 	if _, err := tx.Exec(ctx, markSettled, b.Tenant, b.Source, lo, hi); err != nil {
 		return fmt.Errorf("ledger: match records to corrections %d-%d: %w", lo, hi, err)
 	}
-	if _, err := tx.Exec(ctx, insertReclass, b.Tenant, b.RunID, lo, hi, b.Source); err != nil {
-		return fmt.Errorf("ledger: reclassify settled records %d-%d: %w", lo, hi, err)
+	if _, err := tx.Exec(ctx, postReclass.call(), b.Tenant, b.RunID, lo, hi, b.Source); err != nil {
+		return fmt.Errorf("ledger: reclassify settled records %d-%d: %w", lo, hi, routineErr(postReclass, err))
 	}
 	return nil
 }
@@ -138,8 +138,13 @@ const insertReclass = `
 WITH cand AS (
     SELECT DISTINCT ON (s.own_key) s.*, p.account AS suspense
       FROM record_stage s
-     CROSS JOIN LATERAL (SELECT account FROM postings WHERE tenant_id || '' = $1 AND id = s.settles_id LIMIT 1) p
+     CROSS JOIN LATERAL (SELECT account FROM postings WHERE tenant_id || '' = $1 AND id = s.settles_id
+                            AND kind = 'correction' AND source = $5 LIMIT 1) p
      WHERE s.seq BETWEEN $3 AND $4 AND s.outcome = 'settled_by_correction' AND s.account <> ''
+       -- Only an approved missing_in_ledger correction is reclassified: the
+       -- stage is the caller's, and names whatever it likes.
+       AND EXISTS (SELECT 1 FROM corrections c WHERE c.tenant_id = $1 AND c.posting_id = s.settles_id
+                                                 AND c.class = 'missing_in_ledger' AND c.status = 'posted')
      ORDER BY s.own_key, s.seq
 ), ins AS (
     INSERT INTO postings (tenant_id, posting_key, kind, source, reference, alt_reference, value_date,

@@ -129,6 +129,11 @@ SELECT (SELECT count(*) FROM postings WHERE tenant_id = $1), (SELECT count(*) FR
 	for _, c := range guards {
 		v.add(c)
 	}
+	routines, err := checkRoutines(ctx, q)
+	if err != nil {
+		return v, err
+	}
+	v.add(routines)
 	if err := verifySeals(ctx, q, tenant, &v); err != nil {
 		return v, err
 	}

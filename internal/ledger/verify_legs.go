@@ -15,14 +15,16 @@ const (
 //   - reclass: leg 1 the posting's account, leg 2 the account of the
 //     correction it reclassifies, on the other side;
 //   - return and reversal: each leg of the posting it undoes, on the other
-//     side, for the return's own amount.
+//     side, for the return's own amount; when what it undoes is a correction
+//     whose money a reclassification had moved from suspense to the
+//     customer by then, the suspense leg is the customer's.
 //
 // A leg that differs, is missing or is extra is a finding, named by the
 // posting's key. Legs of postings that do not exist are left to the check
 // "every leg belongs to a posting".
 const legShapeQuery = `
 WITH p AS MATERIALIZED (
-    SELECT id, posting_key, kind, source, account, direction, amount_minor, currency, value_date, refers_to
+    SELECT id, posting_key, kind, source, account, direction, amount_minor, currency, value_date, refers_to, created_at
       FROM postings WHERE tenant_id = $1
 ), want AS (
     SELECT p.id AS posting_id, 1::smallint AS leg_no, p.account, p.direction, p.amount_minor, p.currency, p.value_date
@@ -33,9 +35,14 @@ WITH p AS MATERIALIZED (
       FROM p LEFT JOIN p o ON p.kind = 'reclass' AND o.id = p.refers_to
      WHERE p.kind IN ('clearing', 'correction', 'reclass')
     UNION ALL
-    SELECT p.id, pl.leg_no, pl.account, CASE pl.direction WHEN 'C' THEN 'D' ELSE 'C' END::char(1),
+    SELECT p.id, pl.leg_no, coalesce(rc.account, pl.account), CASE pl.direction WHEN 'C' THEN 'D' ELSE 'C' END::char(1),
            p.amount_minor, p.currency, p.value_date
       FROM p JOIN legs pl ON pl.tenant_id = $1 AND pl.posting_id = p.refers_to
+      JOIN p par ON par.id = p.refers_to
+      LEFT JOIN LATERAL (SELECT r.account FROM p r
+                          WHERE par.kind = 'correction' AND pl.account = par.account AND r.kind = 'reclass'
+                            AND r.refers_to = par.id AND r.created_at <= p.created_at
+                          ORDER BY r.id LIMIT 1) rc ON true
      WHERE p.kind IN ('return', 'reversal')
 ), have AS (
     SELECT l.posting_id, l.leg_no, l.account, l.direction, l.amount_minor, l.currency, l.value_date

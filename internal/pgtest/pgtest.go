@@ -259,3 +259,9 @@ func AsUser(connString, user string) (string, error) {
 	}
 	return connString + " user='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(user) + "'", nil
 }
+
+// WithDatabase returns connString pointed at another database, for tests
+// that make a database of their own (owned by a role of theirs, say).
+func WithDatabase(connString, database string) (string, error) {
+	return withDatabase(connString, database)
+}

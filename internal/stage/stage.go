@@ -56,6 +56,19 @@ CREATE TEMP TABLE IF NOT EXISTS record_stage (
     outcome        text
 )`
 
+// grantOwner grants the owner of the ledger's tables SELECT on the stage,
+// unless that owner is the session's own role.
+const grantOwner = `
+DO $$
+DECLARE
+    owner text := (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = 'postings'::regclass);
+BEGIN
+    IF owner <> current_user THEN
+        EXECUTE format('GRANT SELECT ON pg_temp.record_stage TO %I', owner);
+    END IF;
+END
+$$`
+
 // stageColumns are the columns Load fills, in CopyFrom order.
 var stageColumns = []string{
 	"seq", "kind", "own_key", "posting_key", "detail", "reference", "alt_reference",
@@ -85,6 +98,11 @@ func New(ctx context.Context, conn *pgx.Conn) (*Stage, error) {
 	}
 	if _, err := conn.Exec(ctx, `TRUNCATE record_stage`); err != nil {
 		return nil, fmt.Errorf("stage: clear stage: %w", err)
+	}
+	// The ledger's routines read the stage as the schema's owner, who may
+	// not be a superuser: the session's role, which owns the stage, lets it.
+	if _, err := conn.Exec(ctx, grantOwner); err != nil {
+		return nil, fmt.Errorf("stage: let the ledger read the stage: %w", err)
 	}
 	return &Stage{conn: conn}, nil
 }

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clearing-dev/clearing/formats/ach"
+	"github.com/clearing-dev/clearing/internal/pgtest"
+)
+
+// loginURL creates a login role that is a member of role (clearing_ingest,
+// clearing_reader, ...) and returns the test database's URL as that login,
+// and the login's name. Roles are cluster-wide: the name is the test's
+// own, and it is dropped when the test ends.
+func (c *cli) loginURL(name, role string) (string, string) {
+	c.t.Helper()
+	ctx := context.Background()
+	name = fmt.Sprintf("t_%s_%x", name, time.Now().UnixNano()&0xffffff)
+	if _, err := c.pool.Exec(ctx, fmt.Sprintf(`CREATE ROLE %s LOGIN IN ROLE %s`, name, role)); err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { c.pool.Exec(context.Background(), "DROP ROLE IF EXISTS "+name) })
+	u, err := pgtest.AsUser(c.url, name)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return u, name
+}
+
+// The ingest role writes postings, legs and audit events only through the
+// ledger's routines, for runs its own login started: plain SQL cannot post
+// a correction, add legs to a posting or touch the audit trail, and a
+// reader cannot stall ingests with the source's lock.
+func TestTheIngestRoleWritesTheLedgerOnlyThroughItsOwnRuns(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	ctx := context.Background()
+	es := liveOnly(entries(47, 10))
+	ing := *c
+	var login string
+	ing.url, login = c.loginURL("ingest", "clearing_ingest")
+	first := ing.ingest(0, c.achFile("day1.ach", ach.DefaultHeader(created), es))[0]
+	if first.Posted != int64(len(es)) {
+		t.Fatalf("the ingest login could not ingest: %+v", first)
+	}
+	if n := c.count(`SELECT count(*) FROM runs WHERE tenant_id = $1 AND id = $2 AND login = $3`,
+		c.tenant, first.RunID, login); n != 1 {
+		t.Fatalf("run %d does not name the login that started it", first.RunID)
+	}
+	pool := mustPool(t, ing.url)
+	// A run of its own, which the ingest login may start.
+	var running int64
+	if err := pool.QueryRow(ctx, `INSERT INTO runs (tenant_id, kind, format, source) VALUES ('default', 'ingest', 'ach', 'ach') RETURNING id`).Scan(&running); err != nil {
+		t.Fatal(err)
+	}
+	before := c.snapshot()
+	var postingID int64
+	if err := c.pool.QueryRow(ctx, `SELECT min(id) FROM postings WHERE tenant_id = $1`, c.tenant).Scan(&postingID); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		// A correction of 5,000,000.00 to an account of its choosing.
+		`INSERT INTO postings (tenant_id, posting_key, kind, source, value_date, amount_minor, currency, direction, account, digest)
+		 VALUES ('default', 'forged', 'correction', 'ach', '2026-11-29', 500000000, 'USD', 'C', 'acct:mallory', '\x00')`,
+		// Extra balanced legs on an existing posting.
+		fmt.Sprintf(`INSERT INTO legs (tenant_id, posting_id, leg_no, account, direction, amount_minor, currency, value_date)
+		 VALUES ('default', %d, 3, 'acct:mallory', 'C', 100, 'USD', '2026-11-29'),
+		        ('default', %d, 4, 'settlement:ach', 'D', 100, 'USD', '2026-11-29')`, postingID, postingID),
+		`INSERT INTO audit_events (tenant_id, record_key, own_key, verdict, needs_attention, run_id, record_no, line, kind)
+		 VALUES ('default', 'k', 'k', 'duplicate', false, 1, 1, 1, 'clearing')`,
+		`DELETE FROM audit_events`,
+		`TRUNCATE audit_events`,
+		`UPDATE legs SET amount_minor = 1`,
+	} {
+		if _, err := pool.Exec(ctx, stmt); err == nil || !strings.Contains(err.Error(), "permission denied") {
+			t.Errorf("%s\nas clearing_ingest: %v, want permission denied", stmt, err)
+		}
+	}
+
+	// The routines themselves refuse a run the login did not start, and a
+	// run that is done.
+	otherURL, _ := c.loginURL("other", "clearing_ingest")
+	otherPool := mustPool(t, otherURL)
+	conn, err := otherPool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `CREATE TEMP TABLE record_stage AS SELECT * FROM (VALUES (1::bigint)) v(seq)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range []int64{running, first.RunID} {
+		_, err := conn.Exec(ctx, `SELECT clearing_post_clearing('default', $1, 1, 1, 'ach')`, run)
+		if err == nil || !strings.Contains(err.Error(), "not a running run of login") {
+			t.Errorf("posting for run %d as another login: %v, want it refused", run, err)
+		}
+	}
+	if after := c.snapshot(); after != before {
+		t.Fatalf("the ledger changed:\n%s", diffLines(before, after))
+	}
+
+	// A reader holding the old advisory lock, or trying the new row lock,
+	// stalls no ingest.
+	readerURL, _ := c.loginURL("reader", "clearing_reader")
+	rd := mustPool(t, readerURL)
+	tx, err := rd.BeginTx(ctx, pgx.TxOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7412, hashtext('default' || chr(31) || 'ach'))`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rd.Exec(ctx, `SELECT 1 FROM ledger_locks FOR SHARE`); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("clearing_reader locked ledger_locks: %v", err)
+	}
+	more := liveOnly(entries(48, 5))
+	for i := range more {
+		more[i].CompanyID = "8888888888"
+	}
+	if r := ing.runWithin(time.Minute, "ingest", c.achFile("more.ach", ach.DefaultHeader(created), more)); r.code != 0 {
+		t.Fatalf("an ingest while a reader holds locks:\n%v", r)
+	}
+}
+
+// A schema owner that is not a superuser can migrate, and the ledger's
+// routines, running as that owner, read the stage of an ingest login.
+func TestASchemaOwnerThatIsNoSuperuserRunsTheLedger(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	ctx := context.Background()
+	owner := fmt.Sprintf("t_owner_%x", time.Now().UnixNano()&0xffffff)
+	if _, err := c.pool.Exec(ctx, fmt.Sprintf(`CREATE ROLE %s LOGIN CREATEROLE`, owner)); err != nil {
+		t.Fatal(err)
+	}
+	dbName := owner + "_db"
+	t.Cleanup(func() {
+		c.pool.Exec(context.Background(), "DROP DATABASE IF EXISTS "+dbName+" WITH (FORCE)")
+		c.pool.Exec(context.Background(), "DROP ROLE IF EXISTS "+owner)
+	})
+	if _, err := c.pool.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %s OWNER %s`, dbName, owner)); err != nil {
+		t.Fatal(err)
+	}
+	dbURL, err := pgtest.WithDatabase(c.url, dbName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownerURL, err := pgtest.AsUser(dbURL, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm := *c
+	adm.url = ownerURL
+	adm.must(0, "migrate")
+	if _, err := mustPool(t, ownerURL).Exec(ctx, fmt.Sprintf(`CREATE ROLE %s_ing LOGIN IN ROLE clearing_ingest`, owner)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.pool.Exec(context.Background(), "DROP ROLE IF EXISTS "+owner+"_ing") })
+	ing := *c
+	ing.url, err = pgtest.AsUser(dbURL, owner+"_ing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := liveOnly(entries(49, 8))
+	if s := ing.ingest(0, c.achFile("day1.ach", ach.DefaultHeader(created), es))[0]; s.Posted != int64(len(es)) {
+		t.Fatalf("ingest as %s_ing: %+v", owner, s)
+	}
+	ownerPool := mustPool(t, ownerURL)
+	var n int64
+	if err := ownerPool.QueryRow(ctx, `SELECT count(*) FROM legs`).Scan(&n); err != nil || n != int64(2*len(es)) {
+		t.Fatalf("%d legs (%v), want %d", n, err, 2*len(es))
+	}
+}
+
+// A routine replaced by the owner with one that writes something else is
+// found by ledger verify; 'clearing migrate' puts the binary's back.
+func TestLedgerVerifyFindsAReplacedRoutine(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.ingest(0, c.achFile("day1.ach", ach.DefaultHeader(created), liveOnly(entries(50, 5))))
+	c.must(0, "ledger", "verify")
+	if _, err := c.pool.Exec(context.Background(), `
+CREATE OR REPLACE FUNCTION clearing_post_clearing(text, bigint, bigint, bigint, text) RETURNS SETOF bigint
+LANGUAGE sql SECURITY DEFINER AS 'SELECT 0::bigint'`); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.must(3, "ledger", "verify"); !strings.Contains(r.stdout, "clearing_post_clearing") {
+		t.Fatalf("verify does not name the replaced routine:\n%v", r)
+	}
+	c.must(0, "migrate")
+	c.must(0, "ledger", "verify")
+}
