@@ -125,6 +125,21 @@ $$`, fmt.Sprintf(`UPDATE postings SET detail = 'edited' WHERE tenant_id = 'defau
 				wantFinding(t, v, "trigger functions are the migrations' own", "", "clearing_reject_change()", "body differs")
 				wantFinding(t, v, "every row is sealed and unchanged since", "postings", "run 1", "rows were changed")
 			}},
+		{"let the seal function run on its caller's search path",
+			func(t *testing.T, c *cli, es []ach.Entry) {
+				c.asOwner(`ALTER FUNCTION clearing_seal() RESET search_path`)
+			},
+			func(t *testing.T, c *cli, es []ach.Entry, v ledger.Verification) {
+				wantFinding(t, v, "trigger functions are the migrations' own", "", "clearing_seal()", "caller's search_path")
+			}},
+		{"make a trigger fire for replication only",
+			func(t *testing.T, c *cli, es []ach.Entry) {
+				c.asOwner(`ALTER TABLE postings ENABLE REPLICA TRIGGER postings_append_only`)
+			},
+			func(t *testing.T, c *cli, es []ach.Entry, v ledger.Verification) {
+				wantFinding(t, v, "append-only triggers are installed and enabled", "postings", "postings_append_only",
+					"enabled for replication only")
+			}},
 		{"move a trigger's name to another table",
 			func(t *testing.T, c *cli, es []ach.Entry) {
 				c.asOwner(`DROP TRIGGER postings_append_only ON postings`,

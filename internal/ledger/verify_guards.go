@@ -176,7 +176,8 @@ SELECT c.relname, '', 'row-level security is on'
 // through, or dropped, is a finding.
 func verifyBodies(ctx context.Context, q Querier, m guardManifest, c *Check) error {
 	rows, err := q.Query(ctx, `
-SELECT p.proname, pg_get_function_identity_arguments(p.oid), p.prosrc
+SELECT p.proname, pg_get_function_identity_arguments(p.oid), p.prosrc, p.prosecdef,
+       EXISTS (SELECT 1 FROM unnest(p.proconfig) AS c(setting) WHERE c.setting LIKE 'search_path=%')
   FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
  WHERE n.nspname = current_schema() AND p.proname = ANY($1)
  ORDER BY 1, 2`, m.Functions())
@@ -185,10 +186,20 @@ SELECT p.proname, pg_get_function_identity_arguments(p.oid), p.prosrc
 	}
 	seen := map[string]bool{}
 	var name, args, src string
-	_, err = pgx.ForEachRow(rows, []any{&name, &args, &src}, func() error {
+	var definer, fixedPath bool
+	_, err = pgx.ForEachRow(rows, []any{&name, &args, &src, &definer, &fixedPath}, func() error {
 		seen[name] = true
+		fn := name + "(" + args + ")"
 		if !slices.Contains(m.Bodies[name], src) {
-			c.found("", name+"("+args+")", "function body differs from the migrations'")
+			c.found("", fn, "function body differs from the migrations'")
+		}
+		switch {
+		case definer && !m.Definer[name]:
+			c.found("", fn, "function runs with its owner's rights (SECURITY DEFINER), which the migrations did not give it")
+		case !definer && m.Definer[name]:
+			c.found("", fn, "function no longer runs with its owner's rights (SECURITY DEFINER)")
+		case definer && !fixedPath:
+			c.found("", fn, "function runs with its owner's rights on its caller's search_path")
 		}
 		return nil
 	})

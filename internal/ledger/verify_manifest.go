@@ -29,6 +29,9 @@ type guardManifest struct {
 	// Bodies holds, per function name, the body of each signature as the
 	// latest migration that defines it wrote it.
 	Bodies map[string][]string
+	// Definer says, per function name, whether the latest migration that
+	// defines it made it SECURITY DEFINER.
+	Definer map[string]bool
 }
 
 // rejectFunction is the trigger function that makes a table append-only.
@@ -95,6 +98,7 @@ var (
 	reForEach       = regexp.MustCompile(`(?is)\bFOR\s+EACH\s+(ROW|STATEMENT)\b`)
 	reWhen          = regexp.MustCompile(`(?is)\bWHEN\s*\(`)
 	reSpace         = regexp.MustCompile(`\s+`)
+	reDefiner       = regexp.MustCompile(`(?is)\bSECURITY\s+DEFINER\b`)
 )
 
 // loadManifest reads the Up sections of the embedded migrations in order.
@@ -133,13 +137,16 @@ func parseManifest(ups []string) (guardManifest, error) {
 	triggers := map[trigKey]guardTrigger{}
 	var order []trigKey
 	bodies := map[string]map[string]string{} // name → signature → body
+	definer := map[string]bool{}
 	for _, up := range ups {
 		up = blankComments(up)
 		for _, ev := range functionEvents(up) {
 			if ev.drop {
 				delete(bodies, ev.name)
+				delete(definer, ev.name)
 				continue
 			}
+			definer[ev.name] = ev.definer
 			if bodies[ev.name] == nil {
 				bodies[ev.name] = map[string]string{}
 			}
@@ -165,7 +172,7 @@ func parseManifest(ups []string) (guardManifest, error) {
 			triggers[k] = t
 		}
 	}
-	m := guardManifest{Bodies: map[string][]string{}}
+	m := guardManifest{Bodies: map[string][]string{}, Definer: definer}
 	for _, k := range order {
 		if t, ok := triggers[k]; ok {
 			m.Triggers = append(m.Triggers, t)
@@ -212,7 +219,7 @@ func triggerFrom(m []string) (guardTrigger, error) {
 // functionEvent is one CREATE or DROP FUNCTION in a migration.
 type functionEvent struct {
 	name, signature, body string
-	drop                  bool
+	drop, definer         bool
 }
 
 // functionEvents finds the functions an Up section creates (with their
@@ -240,12 +247,19 @@ func functionEvents(up string) []functionEvent {
 		if end < 0 {
 			continue
 		}
+		// The function's attributes come before its body or after it, up
+		// to the end of the statement.
+		trailer := code[loc[1]+bodyStart+end+len(open):]
+		if i := strings.Index(trailer, ";"); i >= 0 {
+			trailer = trailer[:i]
+		}
+		definer := reDefiner.MatchString(rest[:tag[0]]) || reDefiner.MatchString(trailer)
 		sig := rest[:tag[0]]
 		if i := strings.Index(sig, ")"); i >= 0 {
 			sig = sig[:i]
 		}
 		sig = strings.ToLower(reSpace.ReplaceAllString(sig, ""))
-		found = append(found, pos{loc[0], functionEvent{name: name, signature: sig, body: rest[bodyStart : bodyStart+end]}})
+		found = append(found, pos{loc[0], functionEvent{name: name, signature: sig, body: rest[bodyStart : bodyStart+end], definer: definer}})
 	}
 	for _, loc := range reDropFunc.FindAllStringSubmatchIndex(code, -1) {
 		found = append(found, pos{loc[0], functionEvent{name: strings.ToLower(code[loc[2]:loc[3]]), drop: true}})
