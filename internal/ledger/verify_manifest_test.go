@@ -58,6 +58,7 @@ END
 $do$;
 `, `
 CREATE OR REPLACE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $body$ BEGIN RETURN NULL; END; $body$;
+CREATE FUNCTION g() RETURNS trigger AS $$ BEGIN RETURN NULL; END; $$ LANGUAGE plpgsql SECURITY DEFINER;
 DROP TRIGGER t_gone ON t;
 CREATE TRIGGER u_guard BEFORE TRUNCATE ON u EXECUTE PROCEDURE f();
 `})
@@ -76,6 +77,9 @@ CREATE TRIGGER u_guard BEFORE TRUNCATE ON u EXECUTE PROCEDURE f();
 	}
 	if got := m.Bodies["f"]; len(got) != 1 || got[0] != " BEGIN RETURN NULL; END; " {
 		t.Fatalf("f's body is %q, want the later migration's", got)
+	}
+	if m.Definer["f"] || !m.Definer["g"] {
+		t.Fatalf("SECURITY DEFINER read as %v, want g only", m.Definer)
 	}
 	if _, ok := m.Bodies["dynamic"]; ok {
 		t.Fatal("a function created by dynamic SQL entered the manifest")
