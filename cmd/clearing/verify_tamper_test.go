@@ -168,7 +168,7 @@ $$`, fmt.Sprintf(`UPDATE postings SET detail = 'edited' WHERE tenant_id = 'defau
 					`ALTER TABLE audit_events ENABLE TRIGGER audit_events_append_only`)
 			},
 			func(t *testing.T, c *cli, es []ach.Entry, v ledger.Verification) {
-				wantFinding(t, v, "every row is sealed and unchanged since", "audit_events", "run 2", "rows were deleted")
+				wantFinding(t, v, "every row is sealed and unchanged since", "audit_events", "run ", "rows were deleted")
 			}},
 		{"delete a posting and its legs with the triggers off",
 			func(t *testing.T, c *cli, es []ach.Entry) {
