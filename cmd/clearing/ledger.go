@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -15,7 +17,8 @@ func newLedgerCommand(g *globalOptions) *cobra.Command {
 		Use:   "ledger",
 		Short: "Check the ledger itself",
 	}
-	cmd.AddCommand(&cobra.Command{
+	var opts verifyOptions
+	verify := &cobra.Command{
 		Use:   "verify",
 		Short: "Check every invariant: balance, legs, references, approvals, triggers, seals",
 		Long: `Check the ledger's invariants: every posting balances per currency and has at
@@ -34,24 +37,40 @@ of seals is unbroken.
 Each problem is listed with its table, its key (posting key, id or trigger
 name) and what is wrong. Exits 3 when any check fails. A superuser or the
 schema owner can still rewrite rows and seals alike: record the seal chain's
-head printed here somewhere they cannot write, and compare.`,
+head printed here somewhere they cannot write, and pass it back with
+--expect-head: a head that is no longer in the chain means seals were deleted
+or rewritten.`,
 		Example: `  clearing ledger verify
-  clearing ledger verify -o json | jq .ok`,
+  clearing ledger verify -o json | jq .ok
+  clearing ledger verify --expect-head "$(cat /secure/clearing-head)"`,
 		Args: cobra.NoArgs,
 		RunE: g.run(func(ctx context.Context, _ []string) error {
-			return runVerify(ctx, g)
+			return runVerify(ctx, g, opts)
 		}),
-	})
+	}
+	verify.Flags().StringSliceVar(&opts.expectHeads, "expect-head", nil,
+		"a seal chain head recorded earlier (hex), which must still be in the chain; repeatable")
+	cmd.AddCommand(verify)
 	return cmd
 }
 
-func runVerify(ctx context.Context, g *globalOptions) error {
+// verifyOptions are the flags of 'ledger verify'.
+type verifyOptions struct {
+	expectHeads []string
+}
+
+func runVerify(ctx context.Context, g *globalOptions, opts verifyOptions) error {
+	for _, h := range opts.expectHeads {
+		if b, err := hex.DecodeString(h); err != nil || len(b) != sha256.Size {
+			return usagef("--expect-head %q: want the 64 hex digits of a seal chain head", h)
+		}
+	}
 	d, err := g.open(ctx, false)
 	if err != nil {
 		return err
 	}
 	defer d.Close(ctx)
-	v, err := ledger.Verify(ctx, d.pool, g.tenant)
+	v, err := ledger.Verify(ctx, d.pool, g.tenant, opts.expectHeads...)
 	if err != nil {
 		return err
 	}

@@ -413,3 +413,32 @@ func TestSealMigrationBackfillsExistingRows(t *testing.T) {
 	}
 	c.verifyJSON(0)
 }
+
+// Deleting the newest seals with the rows they sealed leaves no gap in the
+// chain: verify alone cannot see it. A head recorded before, and passed
+// back with --expect-head, can.
+func TestLedgerVerifyFindsARemovedTailThroughARecordedHead(t *testing.T) {
+	t.Parallel()
+	c, _ := tamperBase(t)
+	head := c.verifyJSON(0).Seals.Head
+	c.must(0, "ledger", "verify", "--expect-head", head)
+	if r := c.run("ledger", "verify", "--expect-head", "abc"); r.code != 2 {
+		t.Fatalf("a malformed head: want exit 2\n%v", r)
+	}
+	last := c.count(`SELECT max(id) FROM runs WHERE tenant_id = $1`, c.tenant)
+	before := c.count(`SELECT max(id) FROM seals WHERE tenant_id = $1 AND run_id < $2`, c.tenant, last)
+	c.asOwner(`SET LOCAL session_replication_role = replica`,
+		fmt.Sprintf(`DELETE FROM legs WHERE posting_id IN (SELECT id FROM postings WHERE run_id = %d)`, last),
+		fmt.Sprintf(`DELETE FROM postings WHERE run_id = %d`, last),
+		fmt.Sprintf(`DELETE FROM seals WHERE tenant_id = 'default' AND id > %d`, before))
+	if n := c.count(`SELECT count(*) FROM postings WHERE run_id = $1`, last); n != 0 {
+		t.Fatalf("%d postings of run %d left", n, last)
+	}
+	c.verifyJSON(0) // the limit docs/decisions/tamper-evidence.md names
+	r := c.must(3, "-o", "json", "ledger", "verify", "--expect-head", head)
+	var v ledger.Verification
+	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
+		t.Fatal(err)
+	}
+	wantFinding(t, v, "the recorded chain heads are still in the chain", "seals", head, "no seal has this hash any more")
+}

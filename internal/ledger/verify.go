@@ -102,8 +102,9 @@ SELECT 'audit_events', e.record_key, format('event %s names a posting, notice or
 // database still enforces append-only with the triggers and functions the
 // migrations created, and that every row is as it was sealed when written.
 // Each check is one statement, so each sees one consistent snapshot while
-// ingests go on.
-func Verify(ctx context.Context, q Querier, tenant string) (Verification, error) {
+// ingests go on. Each of heads, a seal chain head recorded earlier (hex),
+// must still be a seal of the tenant.
+func Verify(ctx context.Context, q Querier, tenant string, heads ...string) (Verification, error) {
 	v := Verification{OK: true}
 	m, err := loadManifest()
 	if err != nil {
@@ -134,7 +135,7 @@ SELECT (SELECT count(*) FROM postings WHERE tenant_id = $1), (SELECT count(*) FR
 		return v, err
 	}
 	v.add(routines)
-	if err := verifySeals(ctx, q, tenant, &v); err != nil {
+	if err := verifySeals(ctx, q, tenant, heads, &v); err != nil {
 		return v, err
 	}
 	return v, nil

@@ -13,6 +13,7 @@ import (
 const (
 	checkSealChain = "the seal chain is intact"
 	checkSealed    = "every row is sealed and unchanged since"
+	checkHeads     = "the recorded chain heads are still in the chain"
 )
 
 // Seals summarises a tenant's seal chain. Head is the hash of its latest
@@ -79,13 +80,21 @@ SELECT coalesce(a.tbl, s.tbl),
  WHERE (a.n, a.amount, a.h) IS DISTINCT FROM (s.n, s.amount, s.h)
  ORDER BY 1, 2`
 
-// verifySeals checks the chain and the rows against it, and returns the
-// chain's summary. Without the seal table or its functions (dropped), the
-// checks are findings, not errors.
-func verifySeals(ctx context.Context, q Querier, tenant string, v *Verification) error {
+// verifySeals checks the chain and the rows against it, and that each of
+// heads (recorded earlier) is still a seal, and returns the chain's
+// summary. Without the seal table or its functions (dropped), the checks
+// are findings, not errors.
+func verifySeals(ctx context.Context, q Querier, tenant string, heads []string, v *Verification) error {
 	chain := Check{Name: checkSealChain}
 	sealed := Check{Name: checkSealed}
-	defer func() { v.add(chain); v.add(sealed) }()
+	anchored := Check{Name: checkHeads}
+	defer func() {
+		v.add(chain)
+		v.add(sealed)
+		if len(heads) > 0 {
+			v.add(anchored)
+		}
+	}()
 	var present bool
 	if err := q.QueryRow(ctx, `SELECT to_regclass('seals') IS NOT NULL`).Scan(&present); err != nil {
 		return fmt.Errorf("ledger: verify seals: %w", err)
@@ -93,6 +102,9 @@ func verifySeals(ctx context.Context, q Querier, tenant string, v *Verification)
 	if !present {
 		chain.found("seals", "", "the seal table is missing")
 		sealed.found("seals", "", "the seal table is missing: nothing can be compared")
+		for _, h := range heads {
+			anchored.found("seals", h, "the seal table is missing")
+		}
 		return nil
 	}
 	var head []byte
@@ -103,6 +115,16 @@ SELECT (SELECT count(*) FROM seals WHERE tenant_id = $1),
 		return fmt.Errorf("ledger: verify seals: %w", err)
 	}
 	v.Seals.Head = hex.EncodeToString(head)
+	for _, h := range heads {
+		var n int64
+		if err := q.QueryRow(ctx, `SELECT count(*) FROM seals WHERE tenant_id = $1 AND hash = decode($2, 'hex')`,
+			tenant, h).Scan(&n); err != nil {
+			return fmt.Errorf("ledger: verify seals: %w", err)
+		}
+		if n == 0 {
+			anchored.found("seals", h, "no seal has this hash any more: seals were deleted or rewritten since it was recorded")
+		}
+	}
 	if err := collect(ctx, q, &chain, sealChainQuery, tenant); err != nil {
 		return err
 	}
