@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/clearing-dev/clearing/formats/ach"
 	"github.com/clearing-dev/clearing/formats/iso8583"
 	"github.com/clearing-dev/clearing/internal/ledger"
+	"github.com/clearing-dev/clearing/internal/pgtest"
 	"github.com/clearing-dev/clearing/migrations"
 )
 
@@ -355,18 +355,19 @@ func TestSealsAreWrittenOnlyByTheTrigger(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.pool.Exec(context.Background(), `DROP ROLE IF EXISTS `+role) })
-	u, err := url.Parse(c.url)
+	// The test server's connection string may be a URL or keyword/value
+	// pairs (the cluster make test starts).
+	roleURL, err := pgtest.AsUser(c.url, role)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.User = url.User(role)
 	ingest := *c
-	ingest.url = u.String()
+	ingest.url = roleURL
 	ingest.ingest(0, c.achFile("day1.ach", ach.DefaultHeader(created), liveOnly(entries(63, 10))))
 	if n := c.count(`SELECT coalesce(sum(row_count), 0) FROM seals WHERE tenant_id = $1 AND table_name = 'postings'`, c.tenant); n != c.postings() || n == 0 {
 		t.Fatalf("%d postings sealed, %d posted", n, c.postings())
 	}
-	pool, err := pgxpool.New(ctx, u.String())
+	pool, err := pgxpool.New(ctx, roleURL)
 	if err != nil {
 		t.Fatal(err)
 	}
