@@ -194,4 +194,13 @@ LANGUAGE sql SECURITY DEFINER AS 'SELECT 0::bigint'`); err != nil {
 	}
 	c.must(0, "migrate")
 	c.must(0, "ledger", "verify")
+	// The same body on the caller's search path lets a temporary table
+	// stand in for a ledger table.
+	if _, err := c.pool.Exec(context.Background(),
+		`ALTER FUNCTION clearing_post_clearing(text, bigint, bigint, bigint, text) SET search_path = pg_temp, public`); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.must(3, "ledger", "verify"); !strings.Contains(r.stdout, "clearing_post_clearing") {
+		t.Fatalf("verify does not name the routine with another search path:\n%v", r)
+	}
 }

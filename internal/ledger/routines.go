@@ -130,7 +130,8 @@ func checkRoutines(ctx context.Context, q Querier) (Check, error) {
 	c := Check{Name: "the ledger's routines are the ones this clearing installs"}
 	for _, r := range routines {
 		rows, err := q.Query(ctx, `
-SELECT p.prosrc, p.prosecdef, coalesce(array_to_string(p.proconfig, ','), '')
+SELECT p.prosrc, p.prosecdef,
+       coalesce(p.proconfig = ARRAY['search_path=' || quote_ident(current_schema()) || ', pg_catalog, pg_temp'], false)
   FROM pg_proc p WHERE p.proname = $1 AND p.pronamespace = current_schema()::regnamespace`, r.name)
 		if err != nil {
 			return c, fmt.Errorf("ledger: verify routines: %w", err)
@@ -138,7 +139,7 @@ SELECT p.prosrc, p.prosecdef, coalesce(array_to_string(p.proconfig, ','), '')
 		type def struct {
 			Src     string
 			Definer bool
-			Config  string
+			Path    bool // the search path InstallRoutines sets
 		}
 		defs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[def])
 		if err != nil {
@@ -151,8 +152,8 @@ SELECT p.prosrc, p.prosecdef, coalesce(array_to_string(p.proconfig, ','), '')
 			c.found("", r.name, fmt.Sprintf("%d functions of this name", len(defs)))
 		case defs[0].Src != r.source():
 			c.found("", r.name, "routine body is not the one this clearing installs ('clearing migrate' installs it)")
-		case !defs[0].Definer || !strings.Contains(defs[0].Config, "search_path="):
-			c.found("", r.name, "routine is not SECURITY DEFINER with a fixed search path")
+		case !defs[0].Definer || !defs[0].Path:
+			c.found("", r.name, "routine is not SECURITY DEFINER with the search path 'clearing migrate' gives it")
 		}
 	}
 	return c, nil
