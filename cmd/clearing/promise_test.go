@@ -48,17 +48,27 @@ func (c *cli) postedKeys(es []ach.Entry) int64 {
 // correctedLedger ingests es but for the one in the middle, imports all of
 // es as the bank's statement (an ACH file), reconciles, and approves the
 // missing_in_ledger correction that books the one left out.
-func correctedLedger(c *cli, es []ach.Entry) (*cli, correctionJSON) {
+//
+// With bankKeyed the statement is a bank's (a CSV export with keys of its
+// own) instead of an ACH file keyed like the ledger.
+func correctedLedger(c *cli, es []ach.Entry, bankKeyed bool) (*cli, correctionJSON) {
 	c.t.Helper()
 	left := len(es) / 2
 	without := append(append([]ach.Entry{}, es[:left]...), es[left+1:]...)
 	c.ingest(0, c.achFile("day1.ach", ach.DefaultHeader(created), without))
-	c.must(0, "statement", "import", "--source", "ach", "--format", "ach",
-		c.achFile("bank-copy.ach", ach.DefaultHeader(created), es))
+	statement := []string{"--format", "ach", c.achFile("bank-copy.ach", ach.DefaultHeader(created), es)}
+	if bankKeyed {
+		var lines []stmtLine
+		for _, e := range es {
+			lines = append(lines, lineOf(e))
+		}
+		statement = []string{"--format", "csv", "--map", c.file("m.toml", []byte(statementMapping)), c.statement("bank.csv", lines)}
+	}
+	c.must(0, append([]string{"statement", "import", "--source", "ach"}, statement...)...)
 	from, to := period(es)
 	c.reconcile(3, from, to)
 	missing := byClass(c.corrections(), "missing_in_ledger")
-	if missing.PostingKey != es[left].Key() {
+	if missing.Reference != es[left].Trace || (!bankKeyed && missing.PostingKey != es[left].Key()) {
 		c.t.Fatalf("missing_in_ledger correction %+v, want one for %s", missing, es[left].Key())
 	}
 	// Two operators, so that the amount does not matter.
@@ -83,7 +93,7 @@ func TestReusedTraceNumbersAreNotSwallowedByACorrection(t *testing.T) {
 			c := newCLI(t)
 			week1 := liveOnly(entries(41, 20))
 			week2 := moved(week1, 7)
-			c, missing := correctedLedger(c, week1)
+			c, missing := correctedLedger(c, week1, false)
 			if got := c.postings(); got != int64(len(week1)) {
 				t.Fatalf("%d postings after the approval, want %d", got, len(week1))
 			}
@@ -235,22 +245,26 @@ date_layout = "2006-01-02"
 
 // A return of an entry that was first booked through a correction reverses
 // the correction's money: first while it still sits in suspense, then after
-// the late original moved it to the customer.
+// the late original moved it to the customer, also when the correction was
+// made from a bank's statement keyed otherwise. (A return that arrives
+// before the original of a bank-keyed correction cannot know the
+// original's key, and stays an orphan_return for a person.)
 func TestAReturnOfAnEntryBookedByACorrectionReversesIt(t *testing.T) {
 	t.Parallel()
-	for _, lateOriginal := range []bool{false, true} {
-		t.Run(fmt.Sprintf("late original %v", lateOriginal), func(t *testing.T) {
+	for _, tc := range []struct{ bankKeyed, lateOriginal bool }{{false, false}, {false, true}, {true, true}} {
+		bankKeyed, lateOriginal := tc.bankKeyed, tc.lateOriginal
+		t.Run(fmt.Sprintf("bank-keyed %v, late original %v", bankKeyed, lateOriginal), func(t *testing.T) {
 			t.Parallel()
 			es := liveOnly(entries(45, 12))
-			c, missing := correctedLedger(newCLI(t), es)
+			c, missing := correctedLedger(newCLI(t), es, bankKeyed)
 			var booked ach.Entry
 			for _, e := range es {
-				if e.Key() == missing.PostingKey {
+				if e.Trace == missing.Reference {
 					booked = e
 				}
 			}
 			if booked.Trace == "" {
-				t.Fatalf("no entry has the correction's key %s", missing.PostingKey)
+				t.Fatalf("no entry has the correction's reference %s", missing.Reference)
 			}
 			if lateOriginal {
 				h := ach.DefaultHeader(created.Add(time.Hour))

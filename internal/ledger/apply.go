@@ -255,7 +255,7 @@ WITH cand AS (
       LEFT JOIN LATERAL (
            SELECT min(p.id) AS id
              FROM (` + originsOf("c") + `) p
-           HAVING count(*) = 1
+           HAVING count(DISTINCT p.id) = 1
       ) o ON true
      ORDER BY c.own_key
     ON CONFLICT (tenant_id, notice_key) DO NOTHING

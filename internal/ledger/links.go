@@ -16,19 +16,32 @@ package ledger
 // reason. docs/decisions/tenant-unknown-to-the-planner.md has the figures.
 func originsOf(stage string) string {
 	return `
-    SELECT p.id, p.posting_key, p.direction FROM postings p
+    SELECT ` + origin + ` FROM postings p
      WHERE ` + stage + `.link_reference IS NOT NULL AND NOT ` + stage + `.link_by_alt
        AND p.tenant_id || '' = $1 AND p.reference = ` + stage + `.link_reference
        AND ` + carriesMoney + ` AND left(p.posting_key, length(` + stage + `.link_prefix)) = ` + stage + `.link_prefix
     UNION ALL
-    SELECT p.id, p.posting_key, p.direction FROM postings p
+    SELECT ` + origin + ` FROM postings p
      WHERE ` + stage + `.link_reference IS NOT NULL AND ` + stage + `.link_by_alt
        AND p.tenant_id || '' = $1 AND p.alt_reference = ` + stage + `.link_reference
        AND ` + carriesMoney + ` AND left(p.posting_key, length(` + stage + `.link_prefix)) = ` + stage + `.link_prefix`
 }
 
+// carriesMoney is the postings that carry a record's money under its key:
+// its clearing posting; a missing_in_ledger correction posted under the
+// key; or, when the correction was keyed by a bank's statement, the
+// reclassification the record's late arrival posted under <key>:reclass.
 const carriesMoney = `(p.kind = 'clearing'
-            OR (p.kind = 'correction' AND p.refers_to IS NULL AND strpos(p.posting_key, ':correction:') = 0))`
+            OR (p.kind = 'correction' AND p.refers_to IS NULL AND strpos(p.posting_key, ':correction:') = 0)
+            OR (p.kind = 'reclass' AND right(p.posting_key, 8) = ':reclass'))`
+
+// origin names a posting that carries money by the record's key and the
+// posting that holds it: a reclassification stands for its correction,
+// under the record's own key. A correction and its reclassification are
+// then one origin, not two.
+const origin = `CASE p.kind WHEN 'reclass' THEN p.refers_to ELSE p.id END AS id,
+           CASE p.kind WHEN 'reclass' THEN left(p.posting_key, length(p.posting_key) - 8) ELSE p.posting_key END AS posting_key,
+           p.direction`
 
 // resolveLinks finds, for each return or reversal of one link depth, the
 // clearing posting it descends from and the posting it undoes (the derived
@@ -50,7 +63,7 @@ UPDATE record_stage s
            WHEN s.amount_minor > par.amount_minor OR s.amount_minor <= 0 THEN 'exceeds_original'
        END
   FROM (
-       SELECT s2.seq, s2.link_parent_suffix, count(p.id) AS n,
+       SELECT s2.seq, s2.link_parent_suffix, count(DISTINCT p.id) AS n, min(p.id) AS base_id,
               min(p.posting_key) AS base_key, min(p.direction) AS base_direction
          FROM record_stage s2
          LEFT JOIN LATERAL (` + originsOf("s2") + `) p ON true
@@ -59,7 +72,15 @@ UPDATE record_stage s
   ) r
   LEFT JOIN LATERAL (SELECT * FROM postings
                      WHERE r.n = 1 AND tenant_id = $1 AND posting_key = r.base_key || r.link_parent_suffix
-                     LIMIT 1) par ON true
+                     LIMIT 1) pk ON true
+  -- What a first return undoes is its origin itself, which need not be
+  -- posted under the record's key (a bank-keyed correction).
+  LEFT JOIN LATERAL (SELECT * FROM postings
+                     WHERE r.n = 1 AND pk.id IS NULL AND r.link_parent_suffix = ''
+                       AND tenant_id || '' = $1 AND id = r.base_id
+                     LIMIT 1) pi ON true
+ CROSS JOIN LATERAL (SELECT coalesce(pk.id, pi.id) AS id, coalesce(pk.currency, pi.currency) AS currency,
+                            coalesce(pk.amount_minor, pi.amount_minor) AS amount_minor) par
  WHERE s.seq = r.seq AND s.seq BETWEEN $2 AND $3`
 
 // The lookups of single postings and legs below are LATERAL subqueries with
