@@ -61,13 +61,49 @@ SELECT source, period_from, period_to, window_days, tolerance_minor, statement_l
 	if last != nil {
 		r.StatementLastDate = last.Format(time.DateOnly)
 	}
+	r.EmptySide = report.EmptySideOf(r.LedgerItems, r.StatementLines)
 	if err := loadBridge(ctx, q, r); err != nil {
 		return nil, err
 	}
 	if r.Discrepancies, err = loadDiscrepancies(ctx, q, tenant, runID); err != nil {
 		return nil, err
 	}
+	addOutsideTotals(r)
 	return r, nil
+}
+
+// addOutsideTotals sums, per currency, the settlement-total breaks that
+// neither side's total holds, from the discrepancies themselves, so that the
+// bridge shows the same differences as the break list and the chart.
+func addOutsideTotals(r *report.Report) {
+	at := make(map[string]int, len(r.Bridge))
+	for i := range r.Bridge {
+		at[r.Bridge[i].Currency] = i
+		r.Bridge[i].OutsideTotals = []report.ClassTotal{}
+	}
+	for i := range r.Discrepancies {
+		d := &r.Discrepancies[i]
+		if d.Class != report.ClassSettlementTotalMismatch {
+			continue
+		}
+		bi, ok := at[d.Currency]
+		if !ok {
+			// Every statement currency has its totals row; a bridge of zeros
+			// keeps the line visible if one ever does not.
+			r.Bridge = append(r.Bridge, report.Bridge{Currency: d.Currency, Differences: []report.ClassTotal{},
+				OutsideTotals: []report.ClassTotal{}})
+			bi = len(r.Bridge) - 1
+			at[d.Currency] = bi
+		}
+		b := &r.Bridge[bi]
+		if len(b.OutsideTotals) == 0 {
+			b.OutsideTotals = append(b.OutsideTotals, report.ClassTotal{Class: d.Class})
+		}
+		o := &b.OutsideTotals[0]
+		o.Amount = o.Amount.Add(money.TotalOf(d.Difference))
+		o.Count++
+	}
+	sort.Slice(r.Bridge, func(i, j int) bool { return r.Bridge[i].Currency < r.Bridge[j].Currency })
 }
 
 func loadBridge(ctx context.Context, q ledger.Querier, r *report.Report) error {
@@ -107,7 +143,14 @@ SELECT currency, class, ledger_items, statement_lines, ledger_amount, statement_
 	var la, sa money.Total
 	if _, err := pgx.ForEachRow(rows, []any{&cur, &class, &li, &sl, &la, &sa}, func() error {
 		b := bridge(cur)
-		b.Differences = append(b.Differences, report.ClassTotal{Class: class, Amount: la.Sub(sa), Count: li + sl})
+		// A settlement total's lines are in neither total, so the class
+		// adds nothing to the bridge's sum (its stored amounts are zero);
+		// its real differences are shown beside the bridge, summed from
+		// the discrepancies (addOutsideTotals). Were a non-zero amount
+		// ever stored, leaving it out would show as unexplained.
+		if class != report.ClassSettlementTotalMismatch {
+			b.Differences = append(b.Differences, report.ClassTotal{Class: class, Amount: la.Sub(sa), Count: li + sl})
+		}
 		c, ok := counts[class]
 		if !ok {
 			info, _ := report.LookupClass(class)
@@ -149,7 +192,7 @@ SELECT d.class, d.reason, d.is_break, d.explanation, d.reference, coalesce(d.cor
        d.posting_key, coalesce(d.posting_kind, ''), coalesce(lr.file_name, ''), coalesce(d.ledger_line, 0),
        d.ledger_amount, coalesce(d.ledger_currency, ''), d.ledger_date,
        d.line_key, coalesce(d.line_type, ''), coalesce(sr.file_name, ''), coalesce(d.statement_line, 0),
-       d.statement_amount, coalesce(d.statement_currency, ''), d.statement_date
+       d.statement_amount, coalesce(d.statement_currency, ''), d.statement_date, d.ledger_net
   FROM discrepancies d
   LEFT JOIN runs lr ON lr.tenant_id = d.tenant_id AND lr.id = d.ledger_run_id
   LEFT JOIN runs sr ON sr.tenant_id = d.tenant_id AND sr.id = d.statement_run_id
@@ -164,9 +207,10 @@ SELECT d.class, d.reason, d.is_break, d.explanation, d.reference, coalesce(d.cor
 		var lAmt, sAmt *int64
 		var lDate, sDate *time.Time
 		var l, s report.Side
+		var net *money.Total
 		err := row.Scan(&d.Class, &d.Reason, &d.Break, &d.Explanation, &d.Reference, &d.CorrectionKey,
 			&lKey, &l.Kind, &l.File, &l.Line, &lAmt, &l.Currency, &lDate,
-			&sKey, &s.Kind, &s.File, &s.Line, &sAmt, &s.Currency, &sDate)
+			&sKey, &s.Kind, &s.File, &s.Line, &sAmt, &s.Currency, &sDate, &net)
 		if err != nil {
 			return d, err
 		}
@@ -186,11 +230,24 @@ SELECT d.class, d.reason, d.is_break, d.explanation, d.reference, coalesce(d.cor
 				d.Difference -= s.Amount
 			}
 		}
-		if d.Class == "settlement_total_mismatch" || d.Class == "currency_mismatch" {
-			// A summary line is outside the bridge, and amounts in two
-			// currencies have no difference; the explanation and both
-			// sides say what differs.
+		switch d.Class {
+		case report.ClassCurrencyMismatch:
+			// Amounts in two currencies have no difference; the explanation
+			// and both sides say what differs.
 			d.Difference = 0
+		case report.ClassSettlementTotalMismatch:
+			// The difference is the ledger's net of the total's day minus
+			// the total, as the explanation says. A run stored before the
+			// net was kept (migration 00011) has none, and shows 0.
+			d.Difference = 0
+			if net != nil && d.Statement != nil {
+				diff, ok := net.Sub(money.TotalOf(d.Statement.Amount)).Int64()
+				if !ok {
+					return d, fmt.Errorf("settlement total %s differs from the ledger's net by %s minor units, beyond what a discrepancy holds",
+						d.Statement.Key, net.Sub(money.TotalOf(d.Statement.Amount)))
+				}
+				d.Difference = diff
+			}
 		}
 		return d, nil
 	})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,7 +25,43 @@ var (
 	// ErrUnaccounted means an item did not end in exactly one class. It is
 	// a bug, and the run is not stored.
 	ErrUnaccounted = errors.New("reconcile: items not accounted for")
+	// ErrUnknownSource means the source asked for has never had a posting
+	// or a statement line in the tenant: most likely a typo, which must not
+	// pass for a quiet period. The run is not stored; the error is an
+	// *UnknownSourceError that names the sources the tenant has.
+	ErrUnknownSource = errors.New("reconcile: unknown source")
 )
+
+// UnknownSourceError is the error for a source that the tenant has never
+// seen. Known lists the tenant's sources, from its postings and its
+// statement lines, in order; it is empty for a tenant with neither.
+type UnknownSourceError struct {
+	Tenant string
+	Source string
+	Known  []string
+}
+
+func (e *UnknownSourceError) Error() string {
+	if len(e.Known) == 0 {
+		return fmt.Sprintf("%v %q: tenant %q has no postings or statement lines yet", ErrUnknownSource, e.Source, e.Tenant)
+	}
+	return fmt.Sprintf("%v %q: tenant %q has postings or statement lines of %s", ErrUnknownSource, e.Source, e.Tenant, e.KnownList())
+}
+
+// Is makes errors.Is(err, ErrUnknownSource) true.
+func (e *UnknownSourceError) Is(target error) bool { return target == ErrUnknownSource }
+
+// maxListedSources bounds how many known sources an error names.
+const maxListedSources = 20
+
+// KnownList names the known sources, at most maxListedSources of them,
+// saying how many more there are.
+func (e *UnknownSourceError) KnownList() string {
+	if len(e.Known) <= maxListedSources {
+		return strings.Join(e.Known, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(e.Known[:maxListedSources], ", "), len(e.Known)-maxListedSources)
+}
 
 // Options say what to reconcile.
 type Options struct {
@@ -108,9 +145,28 @@ VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, o.Tenant, o.Source, o.From, o.To,
 		return 0, err
 	}
 	var last *time.Time
-	if err := tx.QueryRow(ctx, `SELECT max(last_date) FROM recon_sides WHERE side = 'statement'`).Scan(&last); err != nil {
+	var ledgerItems, lines int64
+	if err := tx.QueryRow(ctx, `
+SELECT max(last_date) FILTER (WHERE side = 'statement'),
+       coalesce(sum(items) FILTER (WHERE side = 'ledger'), 0), coalesce(sum(items) FILTER (WHERE side = 'statement'), 0)
+  FROM recon_sides WHERE side <> 'joined'`).Scan(&last, &ledgerItems, &lines); err != nil {
 		return 0, fmt.Errorf("reconcile: statement's last date: %w", err)
 	}
+	if ledgerItems == 0 && lines == 0 {
+		// Nothing in the period: a quiet period of a source the tenant
+		// knows is a run worth storing, but a source it has never seen is
+		// a mistake in the command line.
+		if err := checkKnownSource(ctx, tx, o.Tenant, o.Source); err != nil {
+			return 0, err
+		}
+	}
+	// With one side empty, every item of the other is a break, and the
+	// likeliest cause is a statement imported under another --source or a
+	// period that misses the ledger's dates: a correction proposed from
+	// such a run would post the whole statement to suspense. The breaks are
+	// stored and shown, and the report says first which side is empty, but
+	// nothing is proposed (docs/decisions/one-sided-reconciliation.md).
+	propose := ledgerItems > 0 && lines > 0
 	if err := run(ctx, tx, []step{
 		{"check returns", settleReturns, []any{o.Tenant, o.From, o.To, last}},
 		{"pair across currencies", pairCurrencies, nil},
@@ -129,11 +185,14 @@ VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, o.Tenant, o.Source, o.From, o.To,
 	if err := loadExponents(ctx, tx); err != nil {
 		return 0, err
 	}
-	if err := run(ctx, tx, []step{
+	steps := []step{
 		{"store classes", storeClasses, []any{o.Tenant, runID}},
-		{"store discrepancies", storeDiscrepancies, []any{o.Tenant, runID, o.WindowDays, last}},
-		{"propose corrections", proposeCorrections, []any{o.Tenant, runID, o.Source, o.AdjustmentsAccount, o.SuspenseAccount}},
-	}); err != nil {
+		{"store discrepancies", storeDiscrepancies, []any{o.Tenant, runID, o.WindowDays, last, propose}},
+	}
+	if propose {
+		steps = append(steps, step{"propose corrections", proposeCorrections, []any{o.Tenant, runID, o.Source, o.AdjustmentsAccount, o.SuspenseAccount}})
+	}
+	if err := run(ctx, tx, steps); err != nil {
 		return 0, err
 	}
 	if err := storeTotals(ctx, tx, o, runID, last); err != nil {
@@ -169,7 +228,7 @@ SELECT EXISTS (SELECT 1 FROM corrections WHERE tenant_id = $1 AND status = 'post
 	}
 	var once bool
 	if err := tx.QueryRow(ctx, `
-SELECT j.items = l.items AND j.total = s.items
+SELECT coalesce(j.items, 0) = l.items AND coalesce(j.total, 0) = s.items
   FROM (SELECT items, total FROM recon_sides WHERE side = 'joined') j,
        (SELECT coalesce(sum(items), 0) AS items FROM recon_sides WHERE side = 'ledger') l,
        (SELECT coalesce(sum(items), 0) AS items FROM recon_sides WHERE side = 'statement') s`).Scan(&once); err != nil {
@@ -193,6 +252,32 @@ SELECT j.items = l.items AND j.total = s.items
 		return fmt.Errorf("reconcile: %w", err)
 	}
 	return nil
+}
+
+// checkKnownSource returns an *UnknownSourceError unless the tenant has a
+// posting or a statement line of source, in any period. It runs only when
+// the period held nothing: postings have no index by source, and the
+// tenant's sources are read in one pass over them, which a typo can afford
+// but every run should not pay.
+func checkKnownSource(ctx context.Context, tx pgx.Tx, tenant, source string) error {
+	rows, err := tx.Query(ctx, `
+SELECT source FROM postings WHERE tenant_id = $1 GROUP BY source
+UNION
+SELECT source FROM statement_lines WHERE tenant_id = $1 GROUP BY source
+ORDER BY 1`, tenant)
+	if err != nil {
+		return fmt.Errorf("reconcile: known sources: %w", err)
+	}
+	known, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("reconcile: known sources: %w", err)
+	}
+	for _, k := range known {
+		if k == source {
+			return nil
+		}
+	}
+	return &UnknownSourceError{Tenant: tenant, Source: source, Known: known}
 }
 
 // step is one statement of a run, with what to call it in an error.

@@ -263,12 +263,19 @@ SELECT $1, $2, currency, class, sum(li), sum(sl), sum(la), sum(sa)
  GROUP BY currency, class`
 
 // storeDiscrepancies writes every item that did not simply match, with a
-// sentence a finance reader understands and both sides' evidence.
+// sentence a finance reader understands and both sides' evidence. A
+// settlement total that differs keeps the ledger's net of its day, from
+// which the report takes its difference. $5 says whether this run proposes
+// corrections; when it does not (one side is empty), a break names a
+// correction key only when an earlier run proposed that correction, so that
+// the report never points at a correction that does not exist and a
+// correction proposed before is not taken for stale.
 const storeDiscrepancies = `
 INSERT INTO discrepancies (tenant_id, run_id, seq, class, reason, is_break, explanation, reference,
                            posting_id, posting_key, posting_kind, ledger_amount, ledger_currency, ledger_date,
                            ledger_run_id, ledger_line, line_id, line_key, line_type, statement_amount,
-                           statement_currency, statement_date, statement_run_id, statement_line, correction_key)
+                           statement_currency, statement_date, statement_run_id, statement_line, correction_key,
+                           ledger_net)
 SELECT $1, $2, row_number() OVER (ORDER BY c.class, c.reference, p.posting_key, l.line_key),
        c.class, c.reason, c.class NOT IN ('corrected', 'returned', 'in_transit'),
        CASE c.class
@@ -304,12 +311,15 @@ SELECT $1, $2, row_number() OVER (ORDER BY c.class, c.reference, p.posting_key, 
        c.reference,
        c.l_id, p.posting_key, c.l_kind, c.l_amount, c.l_currency, c.l_date, p.run_id, p.line,
        c.s_id, l.line_key, c.s_line_type, c.s_amount, c.s_currency, c.s_date, l.run_id, l.line,
-       CASE c.class WHEN 'amount_mismatch' THEN p.posting_key || ':correction:amount_mismatch'
-                    WHEN 'missing_in_ledger' THEN l.line_key || ':correction:missing_in_ledger'
-                    WHEN 'unbooked_fee' THEN l.line_key || ':correction:unbooked_fee' END
+       CASE WHEN $5::boolean THEN k.key
+            WHEN EXISTS (SELECT 1 FROM corrections o WHERE o.tenant_id = $1 AND o.correction_key = k.key) THEN k.key END,
+       CASE c.class WHEN 'settlement_total_mismatch' THEN c.ledger_net END
   FROM recon_class c
   LEFT JOIN LATERAL (SELECT * FROM postings WHERE tenant_id || '' = $1 AND id = c.l_id LIMIT 1) p ON true
   LEFT JOIN LATERAL (SELECT * FROM statement_lines WHERE tenant_id || '' = $1 AND id = c.s_id LIMIT 1) l ON true
+  CROSS JOIN LATERAL (SELECT CASE c.class WHEN 'amount_mismatch' THEN p.posting_key || ':correction:amount_mismatch'
+                                          WHEN 'missing_in_ledger' THEN l.line_key || ':correction:missing_in_ledger'
+                                          WHEN 'unbooked_fee' THEN l.line_key || ':correction:unbooked_fee' END AS key) k
   LEFT JOIN recon_exponent el ON el.currency = c.l_currency
   LEFT JOIN recon_exponent es ON es.currency = c.s_currency
  WHERE c.class <> 'matched'`

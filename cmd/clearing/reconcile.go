@@ -39,7 +39,14 @@ last date: timing), returned (netted by a posted return or reversal), corrected
 Corrections are proposed for missing_in_ledger, amount_mismatch and
 unbooked_fee under derived keys; 'clearing corrections' approves them. The run
 is stored: reconciling the same period again after nothing changed gives the
-same discrepancies and proposes nothing new. Exits 3 when any break remains.`,
+same discrepancies and proposes nothing new. Exits 3 when any break remains.
+
+A period with nothing on either side is stored as a run that compared nothing
+(exit 0). With one side empty (a statement imported under another --source, a
+period that misses the ledger's dates) the run is stored and exits 3, the
+report opens by naming the empty side, and no corrections are proposed. A
+source that the tenant has never had a posting or a statement line of is a
+usage error (exit 2) that names the tenant's sources; nothing is stored.`,
 		Example: `  clearing reconcile --source bank-a --from 2026-11-01 --to 2026-11-30
   clearing reconcile --source ach --from 2026-11-29 --to 2026-11-29 --window 1d --tolerance 5
   clearing reconcile --source bank-a --from 2026-11-01 --to 2026-11-30 -o json > recon.json`,
@@ -92,10 +99,19 @@ func runReconcile(ctx context.Context, g *globalOptions, o reconcile.Options) er
 	if errors.Is(err, reconcile.ErrPeriod) {
 		return usageError{err} // checked before any work
 	}
+	var unknown *reconcile.UnknownSourceError
+	if errors.As(err, &unknown) {
+		// Nothing was stored: a typo in --source is not a quiet period.
+		if len(unknown.Known) == 0 {
+			return usagef("--source %q: tenant %q has no postings or statement lines of any source yet", unknown.Source, unknown.Tenant)
+		}
+		return usagef("--source %q: tenant %q has no postings or statement lines of it; its sources are %s",
+			unknown.Source, unknown.Tenant, unknown.KnownList())
+	}
 	if err != nil {
 		return err
 	}
-	return writeReport(g, r)
+	return g.logReconcileSummary(r, writeReport(g, r))
 }
 
 func newReportCommand(g *globalOptions) *cobra.Command {
@@ -140,6 +156,10 @@ and amount, and the break list.`,
 func writeReport(g *globalOptions, r *report.Report) error {
 	if err := report.Write(g.stdout, g.output, r); err != nil {
 		return err
+	}
+	if r.OneSided() {
+		return fmt.Errorf("%w: reconciliation run %d compared nothing on the %s side; check --source and the period (no corrections were proposed)",
+			errNeedsAttention, r.RunID, r.EmptySide)
 	}
 	if !r.Balanced() {
 		return fmt.Errorf("%w: the totals of reconciliation run %d do not bridge: part of the difference is unexplained", errNeedsAttention, r.RunID)

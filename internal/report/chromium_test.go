@@ -79,7 +79,9 @@ func TestHTMLInChromium(t *testing.T) {
 	}{
 		{"full", fullReport(), []string{
 			"UNEXPLAINED DIFFERENCE: 1.00 USD. Every discrepancy must be classified; this report does not balance. Reconciliation run 42",
-			"Ledger total 50000.00 USD Statement total 50926.99 USD Ledger minus statement -926.99 USD",
+			"Ledger total 50000.00 USD Statement total 50936.99 USD Ledger minus statement -936.99 USD",
+			"Outside the totals Difference Items settlement_total_mismatch 10.00 USD 1",
+			"settlement_total_mismatch 1 break, 10.00 USD",
 			"missing_in_ledger -1245.50 USD 2",
 			"UNEXPLAINED DIFFERENCE IN USD: 1.00 USD",
 			"UNEXPLAINED: DOES NOT BALANCE 1.00 USD",
@@ -96,7 +98,7 @@ func TestHTMLInChromium(t *testing.T) {
 			"Class Items in_transit 2 returned 1 corrected 1 matched 1",
 		}},
 		{"empty", emptyReport(), []string{
-			"Reconciliation run 44", "No currencies compared.", "Breaks by class and amount No breaks.", "Breaks No breaks.",
+			"NOTHING TO COMPARE: neither ledger postings nor statement lines of source ach:odfi-1 from 2026-11-01 to 2026-11-30. Reconciliation run 44", "No currencies compared.", "Breaks by class and amount No breaks.", "Breaks No breaks.",
 		}},
 	}
 	for _, tc := range cases {

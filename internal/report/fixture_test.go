@@ -50,6 +50,15 @@ func disc(class, reason, ref, cur, explanation string, l, s *Side) Discrepancy {
 	return d
 }
 
+// settlementBreak gives a settlement-total break its difference, as
+// reconciliation does: the ledger's net of the day minus the total. The
+// ledger has no item of its own for it, and no correction is proposed.
+func settlementBreak(d Discrepancy, ledgerNet int64) Discrepancy {
+	d.Difference = ledgerNet - d.Statement.Amount
+	d.CorrectionKey = ""
+	return d
+}
+
 func fullDiscrepancies() []Discrepancy {
 	const usd, jpy = "USD", "JPY"
 	return []Discrepancy{
@@ -78,8 +87,8 @@ func fullDiscrepancies() []Discrepancy {
 			nil, statementSide(bankKey("091000010000011")+":2", 17, 1500, usd, "2026-11-15")),
 		disc(ClassUnbookedFee, "fee", "FEE-2026-11", usd, "The bank charged a monthly fee of 2.50 USD that the ledger has not booked.",
 			nil, &Side{Key: bankKey("FEE-2026-11"), Kind: "debit", File: "acme-2026-11.bai2", Line: 20, Amount: -250, Currency: usd, ValueDate: "2026-11-28"}),
-		disc(ClassSettlementTotalMismatch, "settlement_differs", "SETTLE-2026-11-28", usd, "The settlement line is 10.00 USD less than the 212 postings it settles.",
-			&Side{Key: "ach:1234567890:2026-11-28:settlement", Kind: "settlement", Amount: 1000000, Currency: usd, ValueDate: "2026-11-28"}, statementSide(bankKey("SETTLE-2026-11-28"), 22, 999000, usd, "2026-11-28")),
+		settlementBreak(disc(ClassSettlementTotalMismatch, "settlement_differs", "SETTLE-2026-11-28", usd, "The settlement line is 10.00 USD less than the 212 postings it settles.",
+			nil, statementSide(bankKey("SETTLE-2026-11-28"), 22, 999000, usd, "2026-11-28")), 1000000),
 		disc(ClassMissingInStatement, "no_line", "000000000123", jpy, "The ledger posted 5000 JPY on 2026-11-20 and the statement has no line for it.",
 			&Side{Key: "iso8583:ACQ01:000000000123:0200", Kind: "clearing", File: "switch-2026-11-20.iso", Line: 7, Amount: 5000, Currency: jpy, ValueDate: "2026-11-20"}, nil),
 		disc(ClassAmountMismatch, "amount_differs", "000000000124", jpy, "The statement shows 11000 JPY against a posting of 12000 JPY.",
@@ -107,7 +116,8 @@ func build(runID int64, ds []Discrepancy, ledgerTotals, unexplained map[string]i
 	counts[ClassMatched].LedgerItems += matched
 	counts[ClassMatched].StatementLines += matched
 	for _, cur := range currencies {
-		b := Bridge{Currency: cur, LedgerTotal: money.TotalOf(ledgerTotals[cur]), Unexplained: money.TotalOf(unexplained[cur])}
+		b := Bridge{Currency: cur, LedgerTotal: money.TotalOf(ledgerTotals[cur]), Unexplained: money.TotalOf(unexplained[cur]),
+			OutsideTotals: []ClassTotal{}}
 		sum := b.Unexplained
 		for _, c := range classTable {
 			t := ClassTotal{Class: c.Code}
@@ -120,7 +130,10 @@ func build(runID int64, ds []Discrepancy, ledgerTotals, unexplained map[string]i
 			if c.Code == ClassMatched && cur == currencies[0] {
 				t.Count += matched
 			}
-			if t.Count > 0 {
+			switch {
+			case t.Count > 0 && outsideTotals(c.Code):
+				b.OutsideTotals = append(b.OutsideTotals, t)
+			case t.Count > 0:
 				b.Differences = append(b.Differences, t)
 				sum = sum.Add(t.Amount)
 			}
@@ -142,6 +155,7 @@ func build(runID int64, ds []Discrepancy, ledgerTotals, unexplained map[string]i
 	}
 	r.MatchedLedger = counts[ClassMatched].LedgerItems
 	r.MatchedStatement = counts[ClassMatched].StatementLines
+	r.EmptySide = EmptySideOf(r.LedgerItems, r.StatementLines)
 	return r
 }
 
@@ -166,6 +180,21 @@ func balancedReport() *Report {
 func emptyReport() *Report {
 	r := build(44, nil, nil, nil, nil, 0)
 	r.StatementLastDate = ""
+	return r
+}
+
+// oneSidedReport is a statement reconciled against a ledger that had
+// nothing of its source in the period (a statement imported under another
+// source): every line is a break, and no correction was proposed.
+func oneSidedReport() *Report {
+	var ds []Discrepancy
+	for _, d := range fullDiscrepancies() {
+		if d.Ledger == nil && d.Statement != nil && d.Currency == "USD" {
+			d.CorrectionKey = ""
+			ds = append(ds, d)
+		}
+	}
+	r := build(46, ds, map[string]int64{"USD": 0}, nil, []string{"USD"}, 0)
 	return r
 }
 

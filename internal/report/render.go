@@ -245,6 +245,46 @@ func unexplainedBanner(r *Report) string {
 		". Every discrepancy must be classified; this report does not balance."
 }
 
+// emptyHeadline is the line that opens the table and the page when a side
+// had nothing in the period. One side empty is the loudest news a report
+// can carry: every item of the other side is then a break, and the
+// likeliest cause is a statement imported under another source or a period
+// that misses the ledger's dates, not hundreds of lost payments.
+func emptyHeadline(r *Report) string {
+	what := "source " + orNone(r.Source) + " from " + period(r)
+	switch r.EmptySide {
+	case EmptyLedger:
+		return "THE LEDGER SIDE IS EMPTY: the ledger has no postings of " + what + ", against " +
+			plural(r.StatementLines, "statement line") + ". Check the source and the period before acting on any break; " +
+			"no corrections were proposed."
+	case EmptyStatement:
+		return "THE STATEMENT SIDE IS EMPTY: no statement lines of " + what + ", against " +
+			plural(r.LedgerItems, "ledger posting") + ". Check that the statement was imported, under this source; " +
+			"no corrections were proposed."
+	case EmptyBoth:
+		return "NOTHING TO COMPARE: neither ledger postings nor statement lines of " + what + "."
+	}
+	return ""
+}
+
+// outsideLines returns a bridge's lines outside the totals that have a
+// non-zero amount or count, in class order.
+func outsideLines(b *Bridge) []ClassTotal {
+	var out []ClassTotal
+	for _, d := range b.OutsideTotals {
+		if !d.Amount.IsZero() || d.Count != 0 {
+			out = append(out, d)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return classIndex[out[i].Class] < classIndex[out[j].Class] })
+	return out
+}
+
+// outsideNote says what the lines outside the totals are, where they are
+// shown.
+const outsideNote = "Outside the totals: a settlement total summarises lines the statement also lists one by one, " +
+	"so its difference (the ledger's net of its day minus the total) is in neither total nor in the sum above."
+
 // period shows the compared dates.
 func period(r *Report) string {
 	return orNone(r.From) + " to " + orNone(r.To)

@@ -9,11 +9,12 @@ import (
 	"github.com/clearing-dev/clearing/internal/output"
 )
 
-// csvHeader names the CSV columns: the run, every Discrepancy field, then
+// csvHeader names the CSV columns: the run and which of its sides was
+// empty (on every row, as a CSV has no headline), every Discrepancy field, then
 // each side flattened with a ledger_ or statement_ prefix. Amounts appear
 // twice, as signed minor units (_minor) and as a decimal in major units.
 var csvHeader = []string{
-	"run_id", "class", "break", "reason", "explanation", "reference", "currency",
+	"run_id", "empty_side", "class", "break", "reason", "explanation", "reference", "currency",
 	"difference_minor", "difference", "correction_key",
 	"ledger_key", "ledger_kind", "ledger_file", "ledger_line",
 	"ledger_amount_minor", "ledger_amount", "ledger_currency", "ledger_value_date",
@@ -40,7 +41,7 @@ func writeCSV(w io.Writer, r *Report) error {
 	for i := range r.Discrepancies {
 		d := &r.Discrepancies[i]
 		fields = append(fields[:0],
-			runID, d.Class, strconv.FormatBool(d.Break), d.Reason, d.Explanation, d.Reference, d.Currency,
+			runID, r.EmptySide, d.Class, strconv.FormatBool(d.Break), d.Reason, d.Explanation, d.Reference, d.Currency,
 			strconv.FormatInt(d.Difference, 10), major(d.Difference, d.Currency), d.CorrectionKey)
 		fields = appendSide(fields, d.Ledger)
 		fields = appendSide(fields, d.Statement)

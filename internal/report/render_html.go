@@ -35,6 +35,8 @@ const (
 // html/template does the escaping.
 type page struct {
 	Title       string
+	Headline    string // a side was empty; EmptyAlert when only one was
+	EmptyAlert  bool
 	Banner      string
 	Facts       [][2]string
 	Classes     []pageClass
@@ -47,6 +49,7 @@ type page struct {
 	Omitted     int
 	MaxListed   int
 	Explained   []ClassTotal
+	OutsideNote string
 }
 
 // pageClass is one row of the items-per-class table.
@@ -62,6 +65,7 @@ type pageBridge struct {
 	Lines       [][3]string // label, amount, items
 	Unexplained string
 	Balanced    bool
+	Outside     [][3]string // lines outside the totals: class, difference, items
 }
 
 // pageChart is one currency's bar chart.
@@ -101,15 +105,18 @@ type pageRow struct {
 func writeHTML(w io.Writer, r *Report) error {
 	charts := breakCharts(r)
 	p := page{
-		Title:      fmt.Sprintf("Reconciliation run %d: %s, %s", r.RunID, orNone(r.Source), period(r)),
-		Banner:     unexplainedBanner(r),
-		Facts:      htmlFacts(r),
-		Bridges:    htmlBridges(r),
-		Charts:     charts,
-		MaxListed:  MaxListedBreaks,
-		ChartWidth: chartWidth,
-		BarX:       chartLabelWidth,
-		Explained:  explainedCounts(r),
+		Title:       fmt.Sprintf("Reconciliation run %d: %s, %s", r.RunID, orNone(r.Source), period(r)),
+		Headline:    emptyHeadline(r),
+		EmptyAlert:  r.OneSided(),
+		Banner:      unexplainedBanner(r),
+		Facts:       htmlFacts(r),
+		Bridges:     htmlBridges(r),
+		Charts:      charts,
+		MaxListed:   MaxListedBreaks,
+		ChartWidth:  chartWidth,
+		BarX:        chartLabelWidth,
+		Explained:   explainedCounts(r),
+		OutsideNote: outsideNote,
 	}
 	for _, c := range r.Classes {
 		cl, _ := LookupClass(c.Class)
@@ -160,6 +167,9 @@ func htmlBridges(r *Report) []pageBridge {
 		}
 		for _, d := range bridgeLines(b) {
 			pb.Lines = append(pb.Lines, [3]string{d.Class, total(d.Amount, b.Currency), strconv.FormatInt(d.Count, 10)})
+		}
+		for _, d := range outsideLines(b) {
+			pb.Outside = append(pb.Outside, [3]string{d.Class, total(d.Amount, b.Currency), strconv.FormatInt(d.Count, 10)})
 		}
 		out = append(out, pb)
 	}

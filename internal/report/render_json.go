@@ -77,6 +77,9 @@ func jsonDoc(r *Report) *Report {
 		if b.Differences == nil {
 			b.Differences = []ClassTotal{}
 		}
+		if b.OutsideTotals == nil {
+			b.OutsideTotals = []ClassTotal{}
+		}
 		doc.Bridge[i] = b
 	}
 	return &doc

@@ -15,8 +15,8 @@ import (
 // (about 110 columns, which a terminal or a mail reader shows whole).
 const explanationWidth = 72
 
-// writeTable renders the terminal form: a banner when a bridge does not
-// balance, the run's facts, the counts per class, the bridge per currency,
+// writeTable renders the terminal form: a headline when a side is empty, a
+// banner when a bridge does not balance, the run's facts, the counts per class, the bridge per currency,
 // then the breaks grouped by class. Each class is one two-column table in
 // which a break is a block of field and value rows, rather than one row of
 // a wide table: a break's keys alone are up to 80 characters, and eight
@@ -26,6 +26,9 @@ const explanationWidth = 72
 // (docs/report.md, Decisions).
 func writeTable(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
+	if headline := emptyHeadline(r); headline != "" {
+		ew.printf("%s\n\n", headline)
+	}
 	if banner := unexplainedBanner(r); banner != "" {
 		ew.printf("%s\n\n", banner)
 	}
@@ -105,6 +108,16 @@ func writeBridges(ew *errWriter, r *Report) error {
 		rows.Add(label, total(b.Unexplained, b.Currency), "")
 		if err := ew.table(rows); err != nil {
 			return err
+		}
+		if lines := outsideLines(b); len(lines) > 0 {
+			ew.printf("%s\n", wrap(outsideNote, 100))
+			rows := output.Rows{Header: []string{"outside the totals", "difference", "items"}}
+			for _, d := range lines {
+				rows.Add(d.Class, total(d.Amount, b.Currency), strconv.FormatInt(d.Count, 10))
+			}
+			if err := ew.table(rows); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

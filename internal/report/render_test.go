@@ -58,7 +58,7 @@ func TestCSVIsOutputWriteCSV(t *testing.T) {
 	r := fullReport()
 	rows := output.Rows{Header: csvHeader}
 	for _, d := range r.Discrepancies {
-		cells := []string{strconv.FormatInt(r.RunID, 10), d.Class, strconv.FormatBool(d.Break), d.Reason, d.Explanation,
+		cells := []string{strconv.FormatInt(r.RunID, 10), r.EmptySide, d.Class, strconv.FormatBool(d.Break), d.Reason, d.Explanation,
 			d.Reference, d.Currency, strconv.FormatInt(d.Difference, 10), major(d.Difference, d.Currency), d.CorrectionKey}
 		rows.Add(appendSide(appendSide(cells, d.Ledger), d.Statement)...)
 	}

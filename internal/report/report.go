@@ -12,7 +12,12 @@ import (
 // Report is one reconciliation run: what was compared, how the totals
 // bridge, and every discrepancy with its evidence.
 type Report struct {
-	RunID     int64  `json:"run_id"`
+	RunID int64 `json:"run_id"`
+	// EmptySide says which side had nothing in the period: EmptyLedger,
+	// EmptyStatement, EmptyBoth (nothing to compare), or "" when both had
+	// something. It follows from LedgerItems and StatementLines (see
+	// EmptySideOf), and every form says it before anything else.
+	EmptySide string `json:"empty_side"`
 	Tenant    string `json:"tenant"`
 	Source    string `json:"source"`
 	From      string `json:"from"` // first value date compared, YYYY-MM-DD
@@ -58,6 +63,46 @@ type Bridge struct {
 	StatementTotal money.Total  `json:"statement_total"`
 	Differences    []ClassTotal `json:"differences"`
 	Unexplained    money.Total  `json:"unexplained"`
+	// OutsideTotals are the breaks whose amounts neither total holds:
+	// settlement totals, which summarise lines that the statement also
+	// lists one by one. Each line is the sum of its class's differences in
+	// this currency; they are shown beside the bridge and are not part of
+	// its sum (docs/decisions/settlement-totals-beside-the-bridge.md).
+	OutsideTotals []ClassTotal `json:"outside_totals"`
+}
+
+// The values of Report.EmptySide.
+const (
+	EmptyLedger    = "ledger"    // the statement has lines, the ledger no postings
+	EmptyStatement = "statement" // the ledger has postings, the statement no lines
+	EmptyBoth      = "both"      // neither has anything: nothing was compared
+)
+
+// EmptySideOf returns the Report.EmptySide of a run that compared
+// ledgerItems postings and statementLines lines.
+func EmptySideOf(ledgerItems, statementLines int64) string {
+	switch {
+	case ledgerItems == 0 && statementLines == 0:
+		return EmptyBoth
+	case ledgerItems == 0:
+		return EmptyLedger
+	case statementLines == 0:
+		return EmptyStatement
+	}
+	return ""
+}
+
+// OneSided reports whether exactly one side was empty: every item of the
+// other is then a break, the likeliest cause is a wrong source or period,
+// and a person must look (no corrections were proposed from the run).
+func (r *Report) OneSided() bool {
+	return r.EmptySide == EmptyLedger || r.EmptySide == EmptyStatement
+}
+
+// outsideTotals reports whether a class's amounts are left out of both
+// side totals, and so shown beside the bridge rather than in it.
+func outsideTotals(class string) bool {
+	return class == ClassSettlementTotalMismatch
 }
 
 // ClassTotal is the sum of one class's differences in one currency.
@@ -69,7 +114,8 @@ type ClassTotal struct {
 
 // Discrepancy is one break (or one explained difference) with the evidence
 // from both sides. Difference is ledger minus statement, in signed minor
-// units of Currency.
+// units of Currency; for a settlement total it is the ledger's net of the
+// total's day minus the total, and for a currency mismatch it is 0.
 type Discrepancy struct {
 	Class         string `json:"class"`
 	Reason        string `json:"reason"`

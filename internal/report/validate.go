@@ -1,6 +1,10 @@
 package report
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/clearing-dev/clearing/internal/money"
+)
 
 // Validate checks the rules that every form relies on, and returns an error
 // wrapping ErrInvalid or ErrUnbalanced when one does not hold:
@@ -11,13 +15,22 @@ import "fmt"
 //     explained would be left out of the break list that a person reads;
 //   - no currency is bridged twice;
 //   - in each bridge, LedgerTotal - StatementTotal equals the sum of the
-//     Differences plus Unexplained, exactly (Totals do not overflow).
+//     Differences plus Unexplained, exactly (Totals do not overflow);
+//   - a class whose amounts no total holds (settlement totals) is in
+//     OutsideTotals, never in Differences, and each of its lines is the sum
+//     and count of that class's discrepancies in the bridge's currency, so
+//     that the bridge, the chart and the break list tell one story;
+//   - EmptySide agrees with the counts of what was compared.
 //
 // A non-zero Unexplained is valid: it is a finding, and every form shows it
 // loudly. Write calls Validate before it writes anything.
 func (r *Report) Validate() error {
 	if r == nil {
 		return fmt.Errorf("%w: no report", ErrInvalid)
+	}
+	if want := EmptySideOf(r.LedgerItems, r.StatementLines); r.EmptySide != want {
+		return fmt.Errorf("%w: empty_side is %q, but %d ledger items and %d statement lines were compared",
+			ErrInvalid, r.EmptySide, r.LedgerItems, r.StatementLines)
 	}
 	for i, c := range r.Classes {
 		if err := checkClass(c.Class, c.Break); err != nil {
@@ -40,6 +53,40 @@ func (r *Report) Validate() error {
 		if err := checkClass(d.Class, d.Break); err != nil {
 			return fmt.Errorf("discrepancies[%d]: %w", i, err)
 		}
+	}
+	return checkOutside(r)
+}
+
+// checkOutside holds each bridge's OutsideTotals to the discrepancies they
+// sum: the same amount and count per currency and class, and no class
+// without its line.
+func checkOutside(r *Report) error {
+	type cell struct{ currency, class string }
+	sums := map[cell]ClassTotal{}
+	for i := range r.Discrepancies {
+		d := &r.Discrepancies[i]
+		if !outsideTotals(d.Class) {
+			continue
+		}
+		k := cell{d.Currency, d.Class}
+		t := sums[k]
+		t.Amount = t.Amount.Add(money.TotalOf(d.Difference))
+		t.Count++
+		sums[k] = t
+	}
+	for _, b := range r.Bridge {
+		for _, o := range b.OutsideTotals {
+			k := cell{b.Currency, o.Class}
+			want := sums[k]
+			if o.Amount.Cmp(want.Amount) != 0 || o.Count != want.Count {
+				return fmt.Errorf("%w: bridge %q shows %s of %d %s outside the totals, but the discrepancies sum to %s of %d",
+					ErrInvalid, b.Currency, o.Amount, o.Count, o.Class, want.Amount, want.Count)
+			}
+			delete(sums, k)
+		}
+	}
+	for k, t := range sums {
+		return fmt.Errorf("%w: %d %s discrepancies in %q are in no bridge's outside_totals", ErrInvalid, t.Count, k.class, k.currency)
 	}
 	return nil
 }
@@ -65,8 +112,24 @@ func checkBridge(b *Bridge) error {
 		if seen[d.Class] {
 			return fmt.Errorf("%w: class %q appears twice", ErrInvalid, d.Class)
 		}
+		if outsideTotals(d.Class) {
+			return fmt.Errorf("%w: class %q is in neither total; it belongs in outside_totals", ErrInvalid, d.Class)
+		}
 		seen[d.Class] = true
 		sum = sum.Add(d.Amount)
+	}
+	outside := make(map[string]bool, len(b.OutsideTotals))
+	for _, o := range b.OutsideTotals {
+		if err := checkKnown(o.Class); err != nil {
+			return err
+		}
+		if !outsideTotals(o.Class) {
+			return fmt.Errorf("%w: class %q is in the totals; it belongs in differences", ErrInvalid, o.Class)
+		}
+		if outside[o.Class] {
+			return fmt.Errorf("%w: class %q appears twice outside the totals", ErrInvalid, o.Class)
+		}
+		outside[o.Class] = true
 	}
 	diff := b.LedgerTotal.Sub(b.StatementTotal)
 	if diff.Cmp(sum) != 0 {
@@ -94,10 +157,11 @@ func (r *Report) Balanced() bool {
 }
 
 // NeedsPerson reports whether the run leaves work for a person: a bridge
-// that does not balance, or at least one break. A command maps it to the
+// that does not balance, one side empty while the other is not, or at
+// least one break. A command maps it to the
 // exit code for "done, but something needs a person".
 func (r *Report) NeedsPerson() bool {
-	if !r.Balanced() {
+	if !r.Balanced() || r.OneSided() {
 		return true
 	}
 	for _, c := range r.Classes {

@@ -41,6 +41,26 @@ func TestValidate(t *testing.T) {
 			}
 			b.LedgerTotal = b.LedgerTotal.Add(money.TotalOf(math.MaxInt64)).Add(money.TotalOf(math.MaxInt64))
 		}, nil},
+		{"empty side that the counts deny", func(r *Report) { r.EmptySide = EmptyLedger }, ErrInvalid},
+		{"empty side left out", func(r *Report) {
+			r.LedgerItems, r.MatchedLedger = 0, 0
+		}, ErrInvalid},
+		{"settlement break summed in the bridge", func(r *Report) {
+			b := &r.Bridge[0]
+			b.Differences = append(b.Differences, b.OutsideTotals...)
+			b.OutsideTotals = nil
+			b.LedgerTotal = b.LedgerTotal.Add(money.TotalOf(1000))
+		}, ErrInvalid},
+		{"settlement break in no bridge", func(r *Report) { r.Bridge[0].OutsideTotals = nil }, ErrInvalid},
+		{"outside line that is not the breaks' sum", func(r *Report) {
+			o := &r.Bridge[0].OutsideTotals[0]
+			o.Amount = o.Amount.Add(money.TotalOf(1))
+		}, ErrInvalid},
+		{"outside line that miscounts the breaks", func(r *Report) { r.Bridge[0].OutsideTotals[0].Count++ }, ErrInvalid},
+		{"class of the totals outside them", func(r *Report) {
+			b := &r.Bridge[1]
+			b.OutsideTotals = append(b.OutsideTotals, ClassTotal{Class: ClassMissingInStatement})
+		}, ErrInvalid},
 		{"totals past int64 off by one", func(r *Report) {
 			b := &r.Bridge[0]
 			b.LedgerTotal = b.LedgerTotal.Add(money.TotalOf(math.MaxInt64)).Add(money.TotalOf(math.MaxInt64))
@@ -105,6 +125,13 @@ func TestNeedsPerson(t *testing.T) {
 		{"unexplained and breaks", fullReport(), false, true},
 		{"balanced with breaks", balancedReport(), true, true},
 		{"empty", emptyReport(), true, false},
+		{"one side empty", oneSidedReport(), true, true},
+		{"one side empty, nothing that breaks", func() *Report {
+			r := emptyReport()
+			r.StatementLines, r.EmptySide = 1, EmptyLedger
+			r.Classes[classIndex[ClassMatched]].StatementLines = 1
+			return r
+		}(), true, true},
 		{"only explained differences", func() *Report {
 			r := balancedReport()
 			var keep []Discrepancy
