@@ -48,9 +48,11 @@ var (
 	ErrInvalidLine = errors.New("bai2: line cannot be written")
 )
 
-// FileError is the final error of a file that failed validation. It names
-// the first problem in the words moov-io/bai2 uses ("ERROR parsing file on
-// line 1 (unsupported record type 00)") and how many there were in all.
+// FileError is the final error of a file that failed validation. It counts
+// the problems and names the line of the first ("bai2: file is invalid: 3
+// errors, the first on line 5"), without repeating its text: every caller
+// that continues past the ParseErrors has already shown them, and quoting
+// the first again printed it twice (docs/decisions/bai2-verdict-counts.md).
 //
 // It deliberately does not unwrap to the *formats.ParseError it quotes: a
 // caller that continues past every ParseError must see this one as final.
@@ -66,18 +68,12 @@ type FileError struct {
 
 func (e *FileError) Error() string {
 	var b strings.Builder
-	b.WriteString("bai2: ")
-	if e.First != nil {
-		cause := ""
-		if e.First.Err != nil {
-			cause = strings.TrimPrefix(e.First.Err.Error(), "bai2: ")
-		}
-		fmt.Fprintf(&b, "ERROR parsing file on line %d (%s)", e.First.Line, cause)
-	} else {
-		b.WriteString("file is invalid")
-	}
-	if e.Count > 1 {
-		fmt.Fprintf(&b, "; %d errors in all", e.Count)
+	b.WriteString("bai2: file is invalid")
+	switch {
+	case e.First != nil && e.Count > 1:
+		fmt.Fprintf(&b, ": %d errors, the first on line %d", e.Count, e.First.Line)
+	case e.First != nil:
+		fmt.Fprintf(&b, ": 1 error, on line %d", e.First.Line)
 	}
 	if e.Stopped {
 		b.WriteString("; reading stopped there")

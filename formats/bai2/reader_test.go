@@ -242,9 +242,9 @@ func TestFileErrorMessage(t *testing.T) {
 		e    FileError
 		want string
 	}{
-		{FileError{First: first, Count: 1}, "bai2: ERROR parsing file on line 4 (required field is empty: amount)"},
-		{FileError{First: first, Count: 3, Stopped: true},
-			"bai2: ERROR parsing file on line 4 (required field is empty: amount); 3 errors in all; reading stopped there"},
+		{FileError{First: first, Count: 1}, "bai2: file is invalid: 1 error, on line 4"},
+		{FileError{First: first, Count: 3, Stopped: true}, "bai2: file is invalid: 3 errors, the first on line 4; reading stopped there"},
+		{FileError{}, "bai2: file is invalid"},
 	} {
 		if got := tc.e.Error(); got != tc.want {
 			t.Errorf("Error() = %q, want %q", got, tc.want)
