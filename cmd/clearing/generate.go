@@ -143,6 +143,8 @@ reversals without an original, responses and network management messages.`,
 	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed: the same seed gives the same file")
 	f.StringVar(&o.Framing, "framing", o.Framing, fmt.Sprintf("framing: %v", iso8583.Framings()))
 	f.StringVar(&o.Spec, "spec", iso8583.DefaultSpec, "spec to pack with: spec87 or spec87ascii")
+	restrictFlag(f, "framing", iso8583.Framings())
+	restrictFlag(f, "spec", []string{iso8583.SpecName87, iso8583.SpecName87ASCII})
 	f.StringVar(&out, "out", "-", "file to write; - for stdout")
 	return cmd
 }
@@ -165,6 +167,7 @@ func newGenerateCSVCommand(g *globalOptions) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Preset, "preset", o.Preset, fmt.Sprintf("shape: %v", csv.Presets()))
+	restrictFlag(f, "preset", csv.Presets())
 	f.IntVar(&o.Rows, "rows", o.Rows, "number of rows")
 	f.Int64Var(&o.Seed, "seed", o.Seed, "seed: the same seed gives the same file")
 	f.BoolVar(&o.BOM, "bom", false, "start with a UTF-8 byte order mark")

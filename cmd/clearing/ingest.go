@@ -62,6 +62,7 @@ The format is detected for ACH files; name it with --format otherwise.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.format, "format", "", "file format: "+strings.Join(ingest.Formats, ", ")+" (detected for ACH)")
+	restrictFlag(f, "format", ingest.Formats)
 	f.StringVar(&o.source, "source", "", "source name for settlement and reconciliation (default: the format, or the CSV mapping's source)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "parse, validate and compute what would be posted; write nothing")
 	f.BoolVar(&o.allowRedated, "allow-redated", false, "post an ACH file whose entries match posted ones but for their effective date (it is not a re-send)")
@@ -78,6 +79,7 @@ func bindReaderFlags(f *pflag.FlagSet, maxFileBytes *int64, ro *registry.Options
 	f.StringVar(&ro.ISOSpec, "iso-spec", "", "ISO 8583 spec: spec87ascii, spec87, or a path to a JSON spec")
 	f.StringVar(&ro.CSVMap, "map", "", "CSV column mapping: a TOML file or preset:NAME")
 	f.StringVar(&ro.FileID, "file-id", "", "CSV file id for line-based keys (default: the file's base name)")
+	restrictReaderFlags(f)
 }
 
 func runIngest(ctx context.Context, g *globalOptions, o ingestOptions, files []string) error {
@@ -97,6 +99,7 @@ func runIngest(ctx context.Context, g *globalOptions, o ingestOptions, files []s
 	var sums []ingest.Summary
 	rejected, attention := 0, 0
 	for _, file := range files {
+		began := g.now()
 		opts.Progress = g.progress(file)
 		s, err := ingest.File(ctx, d.pool, file, opts)
 		g.endProgress()
@@ -108,11 +111,12 @@ func runIngest(ctx context.Context, g *globalOptions, o ingestOptions, files []s
 			s.Error = err.Error()
 			// The reasons, with their line numbers, as they are: a log
 			// line would quote and escape them.
-			fmt.Fprintf(g.stderr, "clearing: %v\n", err)
+			g.reportRejected(file, err)
 		}
 		if s.NeedsAttention() {
 			attention++
 		}
+		g.logIngestSummary(s, began, err)
 		sums = append(sums, s)
 	}
 	if err := writeIngestSummaries(g, sums); err != nil {

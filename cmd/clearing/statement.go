@@ -55,6 +55,8 @@ counterparty's side, like postings.`,
 	f.StringVar(&o.Source, "source", "", "the other side's name; reconcile compares it with the ledger's postings of the same source (required)")
 	f.StringVar(&o.Format, "format", "", "file format: "+strings.Join(reconcile.StatementFormats, ", ")+" (detected for ACH and BAI2)")
 	f.StringVar(&o.Perspective, "perspective", "", "whose side the file's directions describe: holder or counterparty (default: holder for BAI2)")
+	restrictFlag(f, "format", reconcile.StatementFormats)
+	restrictFlag(f, "perspective", []string{reconcile.Holder, reconcile.Counterparty})
 	bindReaderFlags(f, &o.MaxFileBytes, &o.Reader)
 	return cmd
 }
@@ -69,6 +71,7 @@ func runStatementImport(ctx context.Context, g *globalOptions, o reconcile.Impor
 	var sums []reconcile.ImportSummary
 	rejected, conflicts := 0, 0
 	for _, file := range files {
+		began := g.now()
 		s, err := reconcile.ImportStatement(ctx, d.pool, file, o)
 		if err != nil && !errors.Is(err, stage.ErrRejected) {
 			return err
@@ -76,11 +79,12 @@ func runStatementImport(ctx context.Context, g *globalOptions, o reconcile.Impor
 		if err != nil {
 			rejected++
 			s.Error = err.Error()
-			fmt.Fprintf(g.stderr, "clearing: %v\n", err)
+			g.reportRejected(file, err)
 		}
 		if s.Conflicts > 0 {
 			conflicts++
 		}
+		g.logImportSummary(s, began, err)
 		sums = append(sums, s)
 	}
 	rows := output.Rows{Header: []string{"file", "format", "source", "run", "status", "records", "added", "duplicates", "conflicts", "skipped"}}
