@@ -242,6 +242,7 @@ func TestFourEyesThresholdsArePerCurrencyInMajorUnits(t *testing.T) {
 		{id: "JPY-OLD", ref: "R5", amount: 100_000, currency: "JPY", date: day, typ: "payment"},  // under the old 100000 minor
 		{id: "BHD-AT", ref: "R6", amount: 1_000_000, currency: "BHD", date: day, typ: "payment"}, // 1,000.000 BHD
 		{id: "EUR-ANY", ref: "R7", amount: 1, currency: "EUR", date: day, typ: "payment"},
+		c.ledgerOn(day), // matched: a run with the ledger side empty proposes nothing
 	}
 	c.must(0, "statement", "import", "--source", "ach", "--format", "csv", "--map", c.file("m.toml", []byte(statementMapping)),
 		c.statement("bank.csv", lines))

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clearing-dev/clearing/formats/ach"
 	"github.com/clearing-dev/clearing/internal/money"
@@ -229,4 +230,20 @@ func TestSettlementTotalMismatchCarriesItsDifference(t *testing.T) {
 	if page := c.must(3, "-o", "html", "report", "latest").stdout; !strings.Contains(page, ">2 breaks, 123.46 USD</text>") {
 		t.Errorf("the chart does not count the settlement breaks at their differences")
 	}
+}
+
+// ledgerOn ingests one ACH entry of source ach valued on day (YYYY-MM-DD)
+// and returns the statement line that matches it. A test whose statement
+// stands alone uses it to give the ledger side something of the period,
+// since a run with one side empty proposes no corrections.
+func (c *cli) ledgerOn(day string) stmtLine {
+	c.t.Helper()
+	d, err := time.Parse(time.DateOnly, day)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	e := liveOnly(entries(41, 5))[0]
+	e.EffectiveDate = d
+	c.ingest(0, c.achFile("ledger-"+day+".ach", ach.DefaultHeader(created), []ach.Entry{e}))
+	return lineOf(e)
 }
