@@ -7,8 +7,10 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -84,8 +86,9 @@ type Summary struct {
 func (s Summary) NeedsAttention() bool { return s.Conflicts > 0 || s.Quarantined > 0 }
 
 // File ingests one file. A rejected file returns a *stage.RejectedError
-// (which matches stage.ErrRejected) with a Summary whose Status is "rejected"; nothing
-// from it was written.
+// (which matches stage.ErrRejected) with a Summary whose Status is
+// "rejected": nothing from it was written but a run with status rejected
+// that records it (none on a dry run), whose id the Summary carries.
 func File(ctx context.Context, pool *pgxpool.Pool, path string, o Options) (Summary, error) {
 	o = o.withDefaults()
 	sum := Summary{File: path, Format: o.Format, Status: "rejected"}
@@ -104,7 +107,7 @@ func File(ctx context.Context, pool *pgxpool.Pool, path string, o Options) (Summ
 	began := time.Now()
 	st, err := stage.LoadFile(ctx, conn, path, o.MaxFileBytes, ro)
 	if err != nil {
-		return sum, err
+		return rejected(ctx, conn, o, sum, err)
 	}
 	o.Log.Debug("staged", slog.String("file", st.Name), slog.Int64("records", st.Len()), slog.Duration("took", time.Since(began)))
 	if o.Format = st.Format; o.Source == "" {
@@ -133,12 +136,39 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// rejected records a file that LoadFile refused as a rejected run, so that
+// the refusal shows in the run history, and returns err. On a dry run, or
+// when err is not a rejection, it writes nothing.
+func rejected(ctx context.Context, conn *pgx.Conn, o Options, sum Summary, err error) (Summary, error) {
+	var rej *stage.RejectedError
+	if !errors.As(err, &rej) {
+		return sum, err
+	}
+	if rej.Format != "" {
+		sum.Format = rej.Format
+	}
+	if sum.Source = o.Source; sum.Source == "" {
+		sum.Source = rej.Source
+	}
+	if o.DryRun {
+		return sum, err
+	}
+	run := runs.Run{Kind: "ingest", Format: sum.Format, Source: sum.Source, FileName: filepath.Base(rej.File),
+		FileBytes: rej.Bytes, FileSHA256: rej.SHA256}
+	if rerr := runs.Reject(ctx, conn, o.Tenant, &run, rej.Reasons()); rerr != nil {
+		// A database failure, not the file's: the command stops on it.
+		return sum, fmt.Errorf("ingest: %s was rejected, and the rejection could not be recorded: %w", rej.File, rerr)
+	}
+	sum.RunID = run.ID
+	return sum, err
+}
+
 // apply posts the staged records chunk by chunk under a claimed run.
 func apply(ctx context.Context, conn *pgx.Conn, st *stage.Loaded, o Options, sum Summary) (Summary, error) {
-	run, resumed, err := runs.Claim(ctx, conn, o.Tenant, runs.Run{
+	run, resumed, err := runs.ClaimWith(ctx, conn, o.Tenant, runs.Run{
 		Kind: "ingest", Format: o.Format, Source: o.Source, FileName: st.Name,
 		FileBytes: st.Bytes, FileSHA256: st.SHA256, Records: st.Records, Skipped: st.Skipped,
-	})
+	}, runs.ClaimOptions{Log: o.Log})
 	if err != nil {
 		return sum, err
 	}
@@ -201,7 +231,7 @@ func apply(ctx context.Context, conn *pgx.Conn, st *stage.Loaded, o Options, sum
 	if err != nil {
 		return sum, err
 	}
-	return fill(sum, final.Counts, "done"), nil
+	return fill(sum, final.Counts.Ledger(), "done"), nil
 }
 
 // dryRun applies everything in one transaction and rolls it back, so the

@@ -6,7 +6,9 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -88,7 +90,7 @@ func ImportStatement(ctx context.Context, pool *pgxpool.Pool, path string, o Imp
 	ro.Format, ro.Allowed, ro.Hasher = o.Format, StatementFormats, o.Hasher
 	st, err := stage.LoadFile(ctx, conn, path, o.MaxFileBytes, ro)
 	if err != nil {
-		return sum, err
+		return rejectStatement(ctx, conn, o, sum, err)
 	}
 	sum.Format, sum.Records = st.Format, st.Records
 	perspective := o.Perspective
@@ -130,6 +132,27 @@ UPDATE runs SET status = 'done', finished_at = now(), progress = $3, posted = $4
 	}
 	sum.RunID, sum.Status = run.ID, "done"
 	return sum, nil
+}
+
+// rejectStatement records a statement file that LoadFile refused as a
+// rejected run, and nothing else, so that the refusal shows in the run
+// history; it returns err. When err is not a rejection it writes nothing.
+func rejectStatement(ctx context.Context, conn *pgx.Conn, o ImportOptions, sum ImportSummary, err error) (ImportSummary, error) {
+	var rej *stage.RejectedError
+	if !errors.As(err, &rej) {
+		return sum, err
+	}
+	if rej.Format != "" {
+		sum.Format = rej.Format
+	}
+	run := runs.Run{Kind: "statement", Format: sum.Format, Source: o.Source, FileName: filepath.Base(rej.File),
+		FileBytes: rej.Bytes, FileSHA256: rej.SHA256}
+	if rerr := runs.Reject(ctx, conn, o.Tenant, &run, rej.Reasons()); rerr != nil {
+		// A database failure, not the file's: the command stops on it.
+		return sum, fmt.Errorf("reconcile: %s was rejected, and the rejection could not be recorded: %w", rej.File, rerr)
+	}
+	sum.RunID = run.ID
+	return sum, err
 }
 
 // insertLines adds the staged records as statement lines. A key repeated in

@@ -222,9 +222,9 @@ func statementCases(in hostileInputs) []badInput {
 }
 
 // Hostile input to ingest and statement import: each is refused with exit
-// 1 and an error that names the problem, and nothing is written: the
-// ledger, audit trail, runs, statement lines and reconciliation side are
-// as they were.
+// 1 and an error that names the problem, and nothing is written but the
+// rejected run that records the file: the ledger, audit trail, other runs,
+// statement lines and reconciliation side are as they were.
 func TestHostileInputIsRefusedAndWritesNothing(t *testing.T) {
 	t.Parallel()
 	in := newHostileInputs(t)

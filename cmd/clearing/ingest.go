@@ -35,11 +35,13 @@ func newIngestCommand(g *globalOptions) *cobra.Command {
 		Use:   "ingest [flags] FILE...",
 		Short: "Post the records of clearing files to the ledger, each exactly once",
 		Long: `Ingest clearing files into the ledger. Each file is parsed and validated whole
-first: a file with any bad record is rejected and nothing from it is posted.
-Then its records are applied in chunks, one transaction each. A record whose key
-is already in the ledger is not posted again: with the same content it is a
-duplicate, with other content a conflict (exit 3). Every record that is not
-posted is written to the audit trail; 'clearing lookup KEY' shows why.
+first: a file with any bad record is rejected and nothing from it is posted;
+it is recorded as a run with status rejected, whose errors 'clearing runs show
+RUN' prints (a dry run records nothing). Then its records are applied in
+chunks, one transaction each. A record whose key is already in the ledger is
+not posted again: with the same content it is a duplicate, with other content
+a conflict (exit 3). Every record that is not posted is written to the audit
+trail; 'clearing lookup KEY' shows why.
 
 An ACH file whose entries match posted entries on everything but the effective
 entry date (a re-sent file with another date) is held whole as possible_resend

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"strconv"
 	"strings"
 
@@ -18,8 +19,9 @@ func newRunsCommand(g *globalOptions) *cobra.Command {
 		Use:   "runs",
 		Short: "List ingest and import runs with their counts",
 		Long: `List runs, newest first. A run is one file's ingest or statement import. Its
-status is done, running (a live process owns it) or interrupted (nobody owns it;
-ingesting the same file again resumes it).`,
+status is done, running (a live process owns it), interrupted (nobody owns it;
+ingesting the same file again resumes it) or rejected (the file was refused
+whole and nothing from it was written; 'clearing runs show RUN' says why).`,
 		Example: `  clearing runs
   clearing runs --limit 5 -o json
   clearing runs show 42`,
@@ -75,6 +77,13 @@ func newRunsShowCommand(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
+// runDetail is what 'runs show -o json' prints: the run, and the records
+// it did not post.
+type runDetail struct {
+	runs.Run
+	Events []ledger.Event `json:"events"`
+}
+
 func runRunsShow(ctx context.Context, g *globalOptions, id int64, limit int) error {
 	d, err := g.open(ctx, false)
 	if err != nil {
@@ -90,10 +99,7 @@ func runRunsShow(ctx context.Context, g *globalOptions, id int64, limit int) err
 		return err
 	}
 	if g.output == output.JSON {
-		return output.WriteJSON(g.stdout, struct {
-			runs.Run
-			Events []ledger.Event `json:"events"`
-		}{r, events})
+		return output.WriteJSON(g.stdout, runDetail{r, events})
 	}
 	rows := output.Rows{Header: []string{"field", "value"}}
 	rows.Add("run", itoa(r.ID))
@@ -102,6 +108,9 @@ func runRunsShow(ctx context.Context, g *globalOptions, id int64, limit int) err
 	rows.Add("source", r.Source)
 	rows.Add("file", r.FileName)
 	rows.Add("bytes", itoa(r.FileBytes))
+	if r.FileSHA256 != nil {
+		rows.Add("sha256", hex.EncodeToString(r.FileSHA256))
+	}
 	rows.Add("status", r.Status)
 	rows.Add("started", r.StartedAt.Format("2006-01-02 15:04:05 MST"))
 	if r.FinishedAt != nil {
@@ -110,6 +119,9 @@ func runRunsShow(ctx context.Context, g *globalOptions, id int64, limit int) err
 	for _, kv := range [][2]any{{"records", r.Records}, {"posted", r.Posted}, {"duplicates", r.Duplicates},
 		{"conflicts", r.Conflicts}, {"quarantined", r.Quarantined}, {"notices", r.Notices}, {"skipped", r.Skipped}} {
 		rows.Add(kv[0].(string), itoa(kv[1].(int64)))
+	}
+	for _, e := range r.Errors {
+		rows.Add("error", e)
 	}
 	if g.output == output.CSV {
 		return output.WriteCSV(g.stdout, eventRows(events))

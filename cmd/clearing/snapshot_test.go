@@ -34,10 +34,12 @@ SELECT e.record_key, e.own_key, e.verdict, e.needs_attention, coalesce(r.file_na
   LEFT JOIN postings p ON p.tenant_id = e.tenant_id AND p.id = e.existing_posting_id
   LEFT JOIN notices n ON n.tenant_id = e.tenant_id AND n.id = e.existing_notice_id
  WHERE e.tenant_id = $1 ORDER BY 1, 5, 6, 3`},
+	// Rejected runs are left out: they record files that wrote nothing
+	// else, and TestRejectedFilesLeaveARunAndNothingElse checks them.
 	{"runs", `
 SELECT kind, format, source, file_name, file_bytes, encode(file_sha256, 'hex'), status, progress, records,
        posted, duplicates, conflicts, quarantined, notices, skipped
-  FROM runs WHERE tenant_id = $1 ORDER BY id`},
+  FROM runs WHERE tenant_id = $1 AND status <> 'rejected' ORDER BY id`},
 	{"statement_lines", `
 SELECT source, line_key, occurrence, reference, amount_minor, currency, direction, value_date::text, line_type
   FROM statement_lines WHERE tenant_id = $1 ORDER BY source, line_key, occurrence`},

@@ -31,6 +31,8 @@ func newStatementImportCommand(g *globalOptions) *cobra.Command {
 bank's own copy of an ACH or ISO 8583 file, or a CSV export. Lines are kept as
 data about the other side and never post to the ledger. Each file is read with
 the same parsers as ingest, validated whole, and imported in one transaction.
+A file that is refused imports nothing and is recorded as a run with status
+rejected, whose errors 'clearing runs show RUN' prints.
 
 Lines are deduplicated on their own keys, so importing a statement again adds
 nothing. A statement that lists one key twice keeps both lines, and

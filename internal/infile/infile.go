@@ -122,5 +122,36 @@ func (in *File) Finish() ([]byte, error) {
 	return in.sum.Sum(nil), nil
 }
 
+// Checksum reads whatever is left of the file into the checksum and returns
+// the SHA-256 of the whole file, or nil when it cannot tell one: a read
+// failed, or the file is not the size it was when it was opened. It is for
+// a file that is refused after it was opened, whose bytes were not all read.
+func (in *File) Checksum() []byte {
+	if _, err := io.Copy(io.Discard, in.r); err != nil {
+		return nil
+	}
+	st, err := in.f.Stat()
+	if err != nil || in.counted != in.size || st.Size() != in.size || !st.ModTime().Equal(in.modTime) {
+		return nil
+	}
+	return in.sum.Sum(nil)
+}
+
+// Probe says what it can of a file that Open refused, without reading it:
+// its size when it is a regular file (0 otherwise, or when it cannot be
+// found), and its SHA-256 when that is known without reading, which is when
+// it is empty.
+func Probe(path string) (size int64, sum []byte) {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return 0, nil
+	}
+	if st.Size() == 0 {
+		empty := sha256.Sum256(nil)
+		return 0, empty[:]
+	}
+	return st.Size(), nil
+}
+
 // Close closes the file.
 func (in *File) Close() error { return in.f.Close() }

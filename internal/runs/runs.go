@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -32,6 +33,7 @@ const lockClass = 7411
 const (
 	Running     = "running"
 	Done        = "done"
+	Rejected    = "rejected"    // the file was refused whole; nothing else was written
 	Interrupted = "interrupted" // running, but no live process owns it
 )
 
@@ -50,7 +52,28 @@ type Run struct {
 	Progress   int64      `json:"progress"`
 	Records    int64      `json:"records"`
 	Skipped    int64      `json:"skipped"`
-	ledger.Counts
+	Counts
+	// Errors say why a rejected run's file was refused, naming lines or
+	// offsets where the reader gave them; empty for any other run.
+	Errors []string `json:"errors"`
+}
+
+// Counts tally what a run did with its records. It mirrors ledger.Counts,
+// which has no JSON form: a run's counts are part of the command line's
+// contract, and their names in it must not follow a Go field's rename.
+type Counts struct {
+	Posted      int64 `json:"posted"`
+	Notices     int64 `json:"notices"`
+	Duplicates  int64 `json:"duplicates"`
+	Conflicts   int64 `json:"conflicts"`
+	Quarantined int64 `json:"quarantined"`
+	Settled     int64 `json:"settled"`
+}
+
+// Ledger returns c as the ledger's tally.
+func (c Counts) Ledger() ledger.Counts {
+	return ledger.Counts{Posted: c.Posted, Notices: c.Notices, Duplicates: c.Duplicates, Conflicts: c.Conflicts,
+		Quarantined: c.Quarantined, Settled: c.Settled}
 }
 
 // Querier is satisfied by *pgx.Conn, pgx.Tx and *pgxpool.Pool.
@@ -212,6 +235,47 @@ RETURNING id`, tenant, r.Kind, r.Format, r.Source, r.FileName, r.FileBytes, r.Fi
 	return nil
 }
 
+// maxErrorBytes bounds one stored reason for a rejection: a reader's
+// message may quote a line, and a line may be megabytes long.
+const maxErrorBytes = 2000
+
+// Reject records r as a rejected run, finished now, with errs as its
+// reasons (at least one), and sets r.ID and r.Status. It writes the run's
+// row and nothing else, with the privileges any role that may insert runs
+// has; no lock is taken, as nothing will continue a rejected run.
+func Reject(ctx context.Context, q Querier, tenant string, r *Run, errs []string) error {
+	if len(errs) == 0 {
+		errs = []string{"rejected"}
+	}
+	reasons := make([]string, len(errs))
+	for i, e := range errs {
+		reasons[i] = clip(e, maxErrorBytes)
+	}
+	err := q.QueryRow(ctx, `
+INSERT INTO runs (tenant_id, kind, format, source, file_name, file_bytes, file_sha256, records, skipped,
+                  status, finished_at, errors)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'rejected', now(), $10)
+RETURNING id`, tenant, r.Kind, r.Format, r.Source, r.FileName, r.FileBytes, r.FileSHA256, r.Records, r.Skipped,
+		reasons).Scan(&r.ID)
+	if err != nil {
+		return fmt.Errorf("runs: record rejected run: %w", err)
+	}
+	r.Status, r.Errors = Rejected, reasons
+	return nil
+}
+
+// clip cuts s to at most n bytes, at a rune boundary, saying that it did.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("... (%d bytes more)", len(s)-cut)
+}
+
 // Release gives up ownership of run id.
 func Release(ctx context.Context, conn *pgx.Conn, id int64) error {
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1, $2::int)`, lockClass, lockID(id)); err != nil {
@@ -254,14 +318,14 @@ SELECT id, kind, format, source, file_name, file_bytes, file_sha256,
                    AND l.classid = 7411 AND l.objid = (id % 2147483648)::oid AND l.objsubid = 2 AND l.granted)
             THEN 'interrupted' ELSE status END,
        started_at, finished_at, progress, records, skipped, posted, notices, duplicates, conflicts, quarantined,
-       settled
+       settled, errors
   FROM runs`
 
 func scanRun(row pgx.CollectableRow) (Run, error) {
 	var r Run
 	err := row.Scan(&r.ID, &r.Kind, &r.Format, &r.Source, &r.FileName, &r.FileBytes, &r.FileSHA256,
 		&r.Status, &r.StartedAt, &r.FinishedAt, &r.Progress, &r.Records, &r.Skipped,
-		&r.Posted, &r.Notices, &r.Duplicates, &r.Conflicts, &r.Quarantined, &r.Settled)
+		&r.Posted, &r.Notices, &r.Duplicates, &r.Conflicts, &r.Quarantined, &r.Settled, &r.Errors)
 	return r, err
 }
 

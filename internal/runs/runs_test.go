@@ -145,3 +145,36 @@ func TestClaimGivesUpOnALiveOwnerWithErrBusy(t *testing.T) {
 		}
 	}
 }
+
+// A rejected run is finished when it is written, keeps its reasons (a long
+// one clipped), and is never resumed: the next Claim of the same bytes
+// starts a run of its own.
+func TestRejectedRunKeepsItsReasonsAndIsNeverResumed(t *testing.T) {
+	conn := connect(t, pgtest.ConnString(t))
+	ctx := context.Background()
+	r := fileRun()
+	long := "line 2: " + strings.Repeat("x", 3*maxErrorBytes)
+	if err := Reject(ctx, conn, "default", &r, []string{"line 1: bad", long}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Get(ctx, conn, "default", r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != Rejected || got.FinishedAt == nil || len(got.Errors) != 2 || got.Errors[0] != "line 1: bad" {
+		t.Fatalf("rejected run reads back as %+v", got)
+	}
+	if n := len(got.Errors[1]); n > maxErrorBytes+40 || !strings.HasPrefix(got.Errors[1], "line 2: ") {
+		t.Fatalf("a long reason is stored as %d bytes: %.60q", n, got.Errors[1])
+	}
+	claimedRun, resumed, err := Claim(ctx, conn, "default", fileRun())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resumed || claimedRun.ID == r.ID {
+		t.Fatalf("Claim resumed rejected run %d", r.ID)
+	}
+	if n := runCount(t, conn); n != 2 {
+		t.Fatalf("%d runs, want the rejected one and a new one", n)
+	}
+}

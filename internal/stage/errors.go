@@ -18,6 +18,27 @@ type RejectedError struct {
 	File      string
 	Errs      []error // at most maxReportedErrors
 	Truncated bool    // more errors were found than are listed
+	// What is known of the file, for the rejected run that records it:
+	// its size (0 when it could not be found or is not a regular file), its
+	// SHA-256 (nil unless it was read whole, or is empty), and the format
+	// it was read as and that format's default source (empty when no
+	// reader was opened).
+	Bytes          int64
+	SHA256         []byte
+	Format, Source string
+}
+
+// Reasons lists the errors one to a line, as a rejected run stores them,
+// with a last line saying that more were found when they were.
+func (e *RejectedError) Reasons() []string {
+	out := make([]string, 0, len(e.Errs)+1)
+	for _, err := range e.Errs {
+		out = append(out, err.Error())
+	}
+	if e.Truncated {
+		out = append(out, fmt.Sprintf("(more errors not shown; the first %d are listed)", len(e.Errs)))
+	}
+	return out
 }
 
 func (e *RejectedError) Error() string {

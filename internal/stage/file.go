@@ -32,15 +32,16 @@ type Loaded struct {
 // first to report up to maxReportedErrors. Nothing outside the connection's
 // temporary stage is written.
 func LoadFile(ctx context.Context, conn *pgx.Conn, path string, maxBytes int64, ro registry.Options) (*Loaded, error) {
-	reject := func(errs ...error) error { return &RejectedError{File: path, Errs: errs} }
 	in, err := infile.Open(path, maxBytes)
 	if err != nil {
-		return nil, reject(err)
+		rej := &RejectedError{File: path, Errs: []error{err}, Format: ro.Format}
+		rej.Bytes, rej.SHA256 = infile.Probe(path)
+		return nil, rej
 	}
 	defer in.Close()
 	opened, err := registry.Open(in, path, ro)
 	if err != nil {
-		return nil, reject(err)
+		return nil, readRest(in, &RejectedError{File: path, Errs: []error{err}, Format: ro.Format})
 	}
 	stg, err := New(ctx, conn)
 	if err != nil {
@@ -76,16 +77,26 @@ func LoadFile(ctx context.Context, conn *pgx.Conn, path string, maxBytes int64, 
 		if firstBad == nil {
 			return nil, err // a database error, not the file's fault
 		}
-		return nil, collectErrors(path, rd, firstBad)
+		rej := collectErrors(path, rd, firstBad)
+		rej.Format, rej.Source = opened.Format, opened.Source
+		return nil, readRest(in, rej)
 	}
 	if l.SHA256, err = in.Finish(); err != nil {
-		return nil, reject(err)
+		// The file changed while it was read: there is no one checksum.
+		return nil, &RejectedError{File: path, Errs: []error{err}, Bytes: in.Size(), Format: opened.Format, Source: opened.Source}
 	}
 	return l, nil
 }
 
+// readRest fills in rej what is known of the file in, reading the rest of
+// it for its checksum.
+func readRest(in *infile.File, rej *RejectedError) *RejectedError {
+	rej.Bytes, rej.SHA256 = in.Size(), in.Checksum()
+	return rej
+}
+
 // collectErrors keeps reading after the first bad record to list the others.
-func collectErrors(path string, rd formats.Reader, first error) error {
+func collectErrors(path string, rd formats.Reader, first error) *RejectedError {
 	rej := &RejectedError{File: path, Errs: []error{first}}
 	var pe *formats.ParseError
 	if !errors.As(first, &pe) {
