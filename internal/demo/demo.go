@@ -19,15 +19,17 @@ import (
 
 // Scenario names the files written and the keys and dates worth showing.
 type Scenario struct {
-	Dir         string
-	Day1        string // a day's ACH file
-	Reupload    string // the same entries plus new ones, under a new file header
-	Restated    string // the day's file with one amount changed: a conflict
-	Returns     string // returns of two of the day's entries
-	Statement   string // the bank's BAI2 statement of the settlement account
-	ReturnedKey string // the key of an entry that was returned
-	ChangedKey  string // the key whose amount the restated file changes
-	From, To    string // the period the statement covers, YYYY-MM-DD
+	Dir         string `json:"dir"`
+	Day1        string `json:"day1"`         // a day's ACH file
+	Reupload    string `json:"reupload"`     // the same entries plus new ones, under a new file header
+	Restated    string `json:"restated"`     // the day's file with one amount changed: a conflict
+	Returns     string `json:"returns"`      // returns of two of the day's entries
+	Statement   string `json:"statement"`    // the bank's BAI2 statement of the settlement account
+	ReturnedKey string `json:"returned_key"` // the key of an entry that was returned
+	ChangedKey  string `json:"changed_key"`  // the key whose amount the restated file changes
+	// The period the statement covers, YYYY-MM-DD.
+	From string `json:"from"`
+	To   string `json:"to"`
 }
 
 const (
