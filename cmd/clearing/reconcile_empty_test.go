@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -246,4 +247,54 @@ func (c *cli) ledgerOn(day string) stmtLine {
 	e.EffectiveDate = d
 	c.ingest(0, c.achFile("ledger-"+day+".ach", ach.DefaultHeader(created), []ach.Entry{e}))
 	return lineOf(e)
+}
+
+// The same with a bank's BAI2 statement, as an operator meets it: the demo
+// day's ACH file and statement, and the bank's ACH settlement line (type
+// 166) for that day in a second statement, which does not equal the
+// ledger's net of the day.
+func TestBAI2SettlementTotalCarriesItsDifference(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	dir := c.dir + "/demo"
+	c.must(0, "generate", "demo", dir)
+	c.ingest(0, dir+"/day1.ach")
+	c.must(0, "statement", "import", "--source", "ach", dir+"/statement.bai2")
+	settlement := "01,121042882,CUSTOMER,261130,1200,2,80,,2/\n02,CUSTOMER,121042882,1,260302,,USD,2/\n03,000123456789,/\n" +
+		"16,166,100000,,SETTLE0302,SETTLE0302,/\n49,100000,3/\n98,100000,1,5/\n99,100000,1,7/\n"
+	c.must(0, "statement", "import", "--source", "ach", c.file("settlement.bai2", []byte(settlement)))
+	rep := c.reconcile(3, "2026-03-02", "2026-03-03")
+
+	net := c.count(`SELECT sum(CASE direction WHEN 'C' THEN amount_minor ELSE -amount_minor END) FROM postings
+	                 WHERE tenant_id = $1 AND source = 'ach' AND value_date = '2026-03-02'
+	                   AND kind IN ('clearing', 'return', 'reversal')`, c.tenant)
+	stored := c.rows(`SELECT ledger_net::text || ' ' || statement_amount FROM discrepancies
+	                   WHERE tenant_id = $1 AND run_id = $2 AND class = 'settlement_total_mismatch'`, c.tenant, rep.RunID)
+	var storedNet, total int64
+	if _, err := fmt.Sscan(stored, &storedNet, &total); err != nil || storedNet != net {
+		t.Fatalf("stored settlement break %q (%v): want the ledger's net of the day, %d", stored, err, net)
+	}
+	var got *report.Discrepancy
+	for i := range rep.Discrepancies {
+		if rep.Discrepancies[i].Class == report.ClassSettlementTotalMismatch {
+			got = &rep.Discrepancies[i]
+		}
+	}
+	if got == nil || got.Difference != net-total || got.Difference == 0 {
+		t.Fatalf("settlement break %+v, want a difference of %d (net %d minus total %d)", got, net-total, net, total)
+	}
+	if !strings.Contains(got.Explanation, "difference "+money.FormatCode(got.Difference, "USD")) {
+		t.Errorf("difference %d, but the explanation says %q", got.Difference, got.Explanation)
+	}
+	b := rep.Bridge[0]
+	if len(b.OutsideTotals) != 1 || b.OutsideTotals[0].Amount.String() != strconv.FormatInt(net-total, 10) {
+		t.Errorf("beside the bridge: %+v, want %d", b.OutsideTotals, net-total)
+	}
+	if !b.Unexplained.IsZero() {
+		t.Errorf("the bridge does not balance: unexplained %s", b.Unexplained)
+	}
+	if n := c.count(`SELECT count(*) FROM corrections WHERE tenant_id = $1 AND class NOT IN ('missing_in_ledger', 'amount_mismatch', 'unbooked_fee')`,
+		c.tenant); n != 0 {
+		t.Errorf("%d corrections of another class", n)
+	}
 }
