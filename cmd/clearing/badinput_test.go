@@ -173,14 +173,14 @@ func ingestCases(in hostileInputs) []badInput {
 		{"10 MB line in ACH", ing(in.longACH), "line 2"},
 		{"10 MB line in CSV", ing("--format", "csv", "--map", "preset:signed-amount", in.longCSV), "exceeds"},
 		{"10 MB line in hex ISO 8583", ing("--format", "iso8583", "--iso-framing", "hex", in.longISOHex), "longer than"},
-		{"unknown format", ing("--format", "nosuch", in.ach), `unknown format "nosuch"`},
-		{"BAI2 statement given to ingest", ing("--format", "bai2", in.bai2), `unknown format "bai2" here`},
+		{"unknown format", ing("--format", "nosuch", in.ach), `"nosuch" for "--format" flag`},
+		{"BAI2 statement given to ingest", ing("--format", "bai2", in.bai2), `"bai2" for "--format" flag`},
 		{"ACH read as CSV", ing("--format", "csv", "--map", "preset:signed-amount", in.ach), "delimiter"},
 		{"CSV read as ACH", ing("--format", "ach", in.csv), "not of this format"},
 		{"CSV without a mapping", ing("--format", "csv", in.csv), "needs a column mapping"},
 		{"RDW ISO 8583 read as hex", ing("--format", "iso8583", "--iso-framing", "hex", in.isoRDW), "framing error"},
 		{"hex ISO 8583 read as RDW", ing("--format", "iso8583", "--iso-framing", "rdw", in.isoHex), "framing error"},
-		{"unknown ISO 8583 framing", ing("--format", "iso8583", "--iso-framing", "nosuch", in.isoHex), `unknown framing "nosuch"`},
+		{"unknown ISO 8583 framing", ing("--format", "iso8583", "--iso-framing", "nosuch", in.isoHex), `"nosuch" for "--iso-framing" flag`},
 		{"directory", ing(in.directory), "is a directory"},
 		{"missing file", ing(in.missing), "no such file"},
 		{"missing parent directory", ing(in.missingDir), "no such file"},
@@ -190,7 +190,7 @@ func ingestCases(in hostileInputs) []badInput {
 		{"symlink loop", ing(in.loop), "too many levels of symbolic links"},
 		{"mapping with an unknown key", ing("--map", in.unknownKeyMap, in.csv), `unknown key "ammount"`},
 		{"mapping that is not TOML", ing("--map", in.garbageMap, in.csv), "invalid mapping"},
-		{"unknown mapping preset", ing("--map", "preset:nosuch", in.csv), "unknown preset"},
+		{"unknown mapping preset", ing("--map", "preset:nosuch", in.csv), `unknown preset "nosuch"`},
 	}
 }
 
@@ -207,10 +207,10 @@ func statementCases(in hostileInputs) []badInput {
 		{"10 MB line in BAI2", imp(in.longBAI2), "limit"},
 		{"10 MB line in CSV", imp("--format", "csv", "--map", in.okMap, in.longCSV), "exceeds"},
 		{"10 MB line in ACH", imp(in.longACH), "line 2"},
-		{"unknown format", imp("--format", "nosuch", in.bai2), `unknown format "nosuch"`},
+		{"unknown format", imp("--format", "nosuch", in.bai2), `"nosuch" for "--format" flag`},
 		{"BAI2 read as CSV", imp("--format", "csv", "--map", in.okMap, in.bai2), "column"},
 		{"CSV read as BAI2", imp("--format", "bai2", in.csv), "bai2"},
-		{"unknown perspective", imp("--perspective", "sideways", in.bai2), `perspective "sideways"`},
+		{"unknown perspective", imp("--perspective", "sideways", in.bai2), `"sideways" for "--perspective" flag`},
 		{"directory", imp(in.directory), "is a directory"},
 		{"missing file", imp(in.missing), "no such file"},
 		{"missing parent directory", imp(in.missingDir), "no such file"},
@@ -222,7 +222,7 @@ func statementCases(in hostileInputs) []badInput {
 }
 
 // Hostile input to ingest and statement import: each is refused with exit
-// 1 and an error that names the problem, and nothing is written but the
+// 1 (2 for a mistyped flag value) and an error that names the problem, and nothing is written but the
 // rejected run that records the file: the ledger, audit trail, other runs,
 // statement lines and reconciliation side are as they were.
 func TestHostileInputIsRefusedAndWritesNothing(t *testing.T) {
@@ -246,8 +246,14 @@ func TestHostileInputIsRefusedAndWritesNothing(t *testing.T) {
 				}
 				c := c.withTenant(t, c.tenant)
 				r := c.runWithin(5*time.Second, tc.args...)
-				if r.code != 1 {
-					t.Fatalf("want exit 1\n%v", r)
+				// A mistyped flag value is a usage error, refused while the
+				// flags are parsed (the wants of those cases name the flag).
+				want := exitError
+				if strings.Contains(tc.want, `" flag`) || strings.Contains(tc.want, "unknown preset") {
+					want = exitUsage
+				}
+				if r.code != want {
+					t.Fatalf("want exit %d\n%v", want, r)
 				}
 				// The log line quotes the error, escaping its quotes.
 				if !strings.Contains(strings.ReplaceAll(r.stderr, `\"`, `"`), tc.want) {

@@ -41,6 +41,10 @@ const rendersReport = "renders-report"
 // database they refuse to run without CLEARING_PII_KEY.
 const hashesAccounts = "hashes-accounts"
 
+// groupOnly annotates the commands that only group others (ledger,
+// corrections, the root): run bare they print their help and exit 2.
+const groupOnly = "group-only"
+
 // Exit codes. main is the only place that chooses them.
 const (
 	exitOK        = 0
@@ -267,6 +271,10 @@ func requireSubcommands(cmd *cobra.Command) {
 		return args(c, a)
 	}
 	if !cmd.Runnable() {
+		if cmd.Annotations == nil {
+			cmd.Annotations = map[string]string{}
+		}
+		cmd.Annotations[groupOnly] = "yes"
 		cmd.RunE = func(c *cobra.Command, _ []string) error {
 			if err := c.Help(); err != nil {
 				return err
