@@ -45,6 +45,9 @@ func runRunsList(ctx context.Context, g *globalOptions, limit int) error {
 	if err != nil {
 		return err
 	}
+	for i := range rs {
+		rs[i].Errors = operatorTexts(rs[i].Errors)
+	}
 	rows := output.Rows{Header: []string{"run", "kind", "format", "source", "file", "status", "started",
 		"records", "posted", "duplicates", "conflicts", "quarantined", "notices"}}
 	for _, r := range rs {
@@ -94,6 +97,7 @@ func runRunsShow(ctx context.Context, g *globalOptions, id int64, limit int) err
 	if err != nil {
 		return err
 	}
+	r.Errors = operatorTexts(r.Errors)
 	events, err := ledger.RunEvents(ctx, d.pool, g.tenant, id, limit)
 	if err != nil {
 		return err
@@ -133,6 +137,16 @@ func runRunsShow(ctx context.Context, g *globalOptions, id int64, limit int) err
 		return nil
 	}
 	return output.WriteTable(g.stdout, eventRows(events))
+}
+
+// operatorTexts are a rejected run's stored reasons as an operator reads
+// them, without package prefixes, as main prints a rejection on stderr.
+func operatorTexts(errs []string) []string {
+	out := make([]string, len(errs))
+	for i, e := range errs {
+		out[i] = packagePrefix.ReplaceAllString(e, "$1")
+	}
+	return out
 }
 
 func eventRows(events []ledger.Event) output.Rows {
