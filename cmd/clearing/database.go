@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/jackc/pgx/v5"
@@ -21,13 +22,15 @@ var errSchema = errors.New("database schema mismatch")
 type database struct {
 	pool     *pgxpool.Pool
 	embedded *db.Embedded
+	log      *slog.Logger
 }
 
 func (d *database) Close(ctx context.Context) {
 	d.pool.Close()
 	if d.embedded != nil {
 		if err := d.embedded.Close(ctx); err != nil {
-			fmt.Fprintf(os.Stderr, "clearing: stopping the embedded database: %v\n", err)
+			// A log event, so that --log-format json keeps stderr all JSON.
+			d.log.Error("stopping the embedded database failed", slog.String("error", userMessage(err)))
 		}
 	}
 }
@@ -47,7 +50,7 @@ func (g *globalOptions) databaseURLFromEnv() string {
 // the spot; a configured database must be migrated with 'clearing migrate'.
 // skipSchemaCheck is for migrate itself, which does both.
 func (g *globalOptions) open(ctx context.Context, skipSchemaCheck bool) (*database, error) {
-	d := &database{}
+	d := &database{log: g.log}
 	url := g.databaseURLFromEnv()
 	if url == "" {
 		home := os.Getenv("CLEARING_HOME")
