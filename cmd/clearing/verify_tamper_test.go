@@ -426,11 +426,15 @@ func TestLedgerVerifyFindsARemovedTailThroughARecordedHead(t *testing.T) {
 	if r := c.run("ledger", "verify", "--expect-head", "abc"); r.code != 2 {
 		t.Fatalf("a malformed head: want exit 2\n%v", r)
 	}
-	last := c.count(`SELECT max(id) FROM runs WHERE tenant_id = $1`, c.tenant)
+	// The tail: the last run that posted, and whatever came after it (in
+	// double-apply mode, a re-ingest with only audit events).
+	last := c.count(`SELECT max(run_id) FROM postings WHERE tenant_id = $1`, c.tenant)
 	before := c.count(`SELECT max(id) FROM seals WHERE tenant_id = $1 AND run_id < $2`, c.tenant, last)
 	c.asOwner(`SET LOCAL session_replication_role = replica`,
-		fmt.Sprintf(`DELETE FROM legs WHERE posting_id IN (SELECT id FROM postings WHERE run_id = %d)`, last),
-		fmt.Sprintf(`DELETE FROM postings WHERE run_id = %d`, last),
+		fmt.Sprintf(`DELETE FROM legs WHERE posting_id IN (SELECT id FROM postings WHERE run_id >= %d)`, last),
+		fmt.Sprintf(`DELETE FROM postings WHERE run_id >= %d`, last),
+		fmt.Sprintf(`DELETE FROM audit_events WHERE run_id >= %d`, last),
+		fmt.Sprintf(`DELETE FROM notices WHERE run_id >= %d`, last),
 		fmt.Sprintf(`DELETE FROM seals WHERE tenant_id = 'default' AND id > %d`, before))
 	if n := c.count(`SELECT count(*) FROM postings WHERE run_id = $1`, last); n != 0 {
 		t.Fatalf("%d postings of run %d left", n, last)
