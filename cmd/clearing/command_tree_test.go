@@ -107,5 +107,8 @@ func TestABareGroupPrintsItsHelpAndIsAUsageError(t *testing.T) {
 		if help.code != exitOK || !strings.Contains(help.stdout, "Usage:") {
 			t.Errorf("--help: want its help and exit 0\n%v", help)
 		}
+		if strings.Contains(help.stdout, parent.CommandPath()+" [flags]") {
+			t.Errorf("the usage offers to run %q bare:\n%s", parent.CommandPath(), help.stdout)
+		}
 	}
 }

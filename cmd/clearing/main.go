@@ -228,6 +228,10 @@ func newRootCommand(g *globalOptions) *cobra.Command {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	requireSubcommands(root)
+	// A group is runnable now, but only to refuse being run: its usage
+	// shows "clearing ledger [command]", not "clearing ledger [flags]".
+	root.SetUsageTemplate(strings.Replace(root.UsageTemplate(), "Usage:{{if .Runnable}}",
+		`Usage:{{if and .Runnable (ne (index .Annotations "`+groupOnly+`") "yes")}}`, 1))
 	return root
 }
 
