@@ -81,13 +81,13 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	stdout := &output.PipeWriter{W: os.Stdout}
 	g := &globalOptions{stdout: stdout, stderr: os.Stderr}
-	err := newRootCommand(g).ExecuteContext(ctx)
+	cmd, err := newRootCommand(g).ExecuteContextC(ctx)
 	stop()
 	if stdout.Broken() {
 		os.Exit(exitBrokenPipe) // nobody is left to read an explanation
 	}
 	code := exitCode(g, err)
-	g.reportExit(code, err)
+	g.reportExit(cmd, code, err)
 	os.Exit(code)
 }
 
@@ -444,21 +444,24 @@ func (g *globalOptions) errorLog() *slog.Logger {
 	return newLogger(g.stderr, format, slog.LevelInfo)
 }
 
-// reportExit tells the operator why the command failed. In text it is the
-// message as it is, with its line breaks (a rejected file's reasons, one a
-// line); with --log-format json it is one ERROR event.
-func (g *globalOptions) reportExit(code int, err error) {
+// reportExit tells the operator why cmd (nil when none was found) failed.
+// In text it is the message as it is, with its line breaks (a rejected
+// file's reasons, one a line); with --log-format json it is one ERROR event.
+func (g *globalOptions) reportExit(cmd *cobra.Command, code int, err error) {
 	if err == nil || (code != exitUsage && code != exitError) {
 		return
 	}
-	msg := userMessage(err)
+	msg, path := userMessage(err), "clearing"
+	if cmd != nil {
+		path = cmd.CommandPath()
+	}
 	if g.jsonLogs() {
-		g.errorLog().Error("command failed", slog.String("error", msg), slog.Int("exit_code", code))
+		g.errorLog().Error("command failed", slog.String("command", path), slog.String("error", msg), slog.Int("exit_code", code))
 		return
 	}
 	fmt.Fprintf(g.stderr, "clearing: %s\n", msg)
 	if code == exitUsage {
-		fmt.Fprintln(g.stderr, "Run 'clearing --help' for usage.")
+		fmt.Fprintf(g.stderr, "Run '%s --help' for usage.\n", path)
 	}
 }
 
