@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/clearing-dev/clearing/ingest"
 	"github.com/clearing-dev/clearing/internal/demo"
 	"github.com/clearing-dev/clearing/internal/ledger"
@@ -339,6 +341,10 @@ var jsonTypes = map[string]any{
 	}{},
 }
 
+// noJSON are the commands that write a file, not a result: -o does not
+// apply to them.
+var noJSON = []string{"generate ach", "generate iso8583", "generate csv", "generate bai2", "help"}
+
 var (
 	timeType      = reflect.TypeFor[time.Time]()
 	marshalerType = reflect.TypeFor[json.Marshaler]()
@@ -399,6 +405,23 @@ func TestEveryJSONTypeIsTaggedAndDocumented(t *testing.T) {
 			t.Errorf("%s documents %q, which this test has no type for", jsonDocs, command)
 		}
 	}
+	// Every command that does something is here, but those that write a
+	// file rather than print a result.
+	var walk func(*cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+		path := strings.TrimPrefix(cmd.CommandPath(), "clearing ")
+		if !cmd.Runnable() || !cmd.HasParent() || cmd.Annotations[groupOnly] != "" || slices.Contains(noJSON, path) ||
+			strings.HasPrefix(path, "completion") {
+			return
+		}
+		if _, ok := jsonTypes[path]; !ok {
+			t.Errorf("clearing %s: its JSON is neither checked here nor documented in %s", path, jsonDocs)
+		}
+	}
+	walk(newRootCommand(&globalOptions{}))
 	for command, v := range jsonTypes {
 		t.Run(command, func(t *testing.T) {
 			documented, isReport := page.paths(t, command)
