@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/clearing-dev/clearing/formats/ach"
+	"github.com/clearing-dev/clearing/internal/report"
 )
 
 // jsonLines parses every line of a command's stderr as one JSON object,
@@ -129,10 +130,15 @@ func TestCronLogsAreJSONWithOneSummaryEach(t *testing.T) {
 	rec := js(exitAttention, "reconcile", "--source", "ach", "--from", day, "--to", day)
 	ev := summaryEvents(t, rec, "reconcile summary", 1)[0]
 	assertFields(t, ev, map[string]any{"source": "ach", "from": day, "to": day, "ledger_items": len(es),
-		"statement_lines": len(es), "matched_ledger": len(es) - 1, "breaks": 2, "exit_code": exitAttention})
+		"statement_lines": len(es), "matched_ledger": len(es) - 1, "breaks": 2, "empty_side": "", "exit_code": exitAttention})
 	if n := c.count(`SELECT count(*) FROM reconciliations WHERE tenant_id = $1 AND id = $2 AND ledger_items = $3`, c.tenant, int64(ev["run_id"].(float64)), len(es)); n != 1 {
 		t.Errorf("the summary names run %v, which is not stored", ev["run_id"])
 	}
+
+	// A period with nothing on either side is a reconciliation too.
+	quiet := js(exitOK, "reconcile", "--source", "ach", "--from", "2020-01-01", "--to", "2020-01-01")
+	assertFields(t, summaryEvents(t, quiet, "reconcile summary", 1)[0], map[string]any{"ledger_items": 0,
+		"statement_lines": 0, "breaks": 0, "empty_side": report.EmptyBoth, "exit_code": exitOK})
 
 	// A usage error, found before logging was set up, is JSON too.
 	usage := c.must(exitUsage, "--log-format", "json", "ingest", "--format", "nacha", good)

@@ -562,6 +562,7 @@ func (g *globalOptions) logReconcileSummary(r *report.Report, outcome error) err
 	}
 	g.logSummary("reconcile summary", g.began, outcome,
 		slog.Int64("run_id", r.RunID), slog.String("source", r.Source), slog.String("from", r.From), slog.String("to", r.To),
+		slog.String("empty_side", r.EmptySide),
 		slog.Int64("ledger_items", r.LedgerItems), slog.Int64("statement_lines", r.StatementLines),
 		slog.Int64("matched_ledger", r.MatchedLedger), slog.Int64("matched_statement", r.MatchedStatement),
 		slog.Int64("breaks", breaks), slog.Bool("balanced", r.Balanced()), slog.Group("classes", classes...))
