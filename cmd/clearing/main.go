@@ -264,9 +264,11 @@ func requireSubcommands(cmd *cobra.Command) {
 	if !cmd.HasSubCommands() {
 		return
 	}
-	args := cmd.Args
+	// A word after a group, or one its own Args refuse after a command that
+	// runs (runs, whose subcommand is show), is a mistyped subcommand.
+	args, bare := cmd.Args, !cmd.Runnable()
 	cmd.Args = func(c *cobra.Command, a []string) error {
-		if len(a) > 0 && (!c.Runnable() || args == nil || args(c, a) != nil) {
+		if len(a) > 0 && (bare || args == nil || args(c, a) != nil) {
 			return unknownCommand(c, a[0])
 		}
 		if args == nil {
@@ -274,7 +276,7 @@ func requireSubcommands(cmd *cobra.Command) {
 		}
 		return args(c, a)
 	}
-	if !cmd.Runnable() {
+	if bare {
 		if cmd.Annotations == nil {
 			cmd.Annotations = map[string]string{}
 		}
