@@ -498,8 +498,8 @@ func (g *globalOptions) reportRejected(file string, err error) {
 var packagePrefix = regexp.MustCompile(`(^|\n[ \t]*|: )(?:(?:` + strings.Join(modulePackages, "|") + `): )+`)
 
 // modulePackages are the names of the module's packages.
-var modulePackages = []string{"ach", "bai2", "bench", "corpus", "csv", "db", "demo", "failpoint", "formats",
-	"infile", "ingest", "iso8583", "ledger", "migrations", "money", "output", "pgtest", "pii", "reconcile",
+var modulePackages = []string{"ach", "bai2", "bench", "camt", "corpus", "csv", "db", "demo", "failpoint", "formats",
+	"infile", "ingest", "ipm", "iso8583", "ledger", "migrations", "money", "output", "pgtest", "pii", "reconcile",
 	"registry", "report", "runs", "settings", "stage", "tenant"}
 
 // userMessage is err's text for an operator: without package prefixes.
