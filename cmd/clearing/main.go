@@ -499,7 +499,7 @@ var packagePrefix = regexp.MustCompile(`(^|\n[ \t]*|: )(?:(?:` + strings.Join(mo
 
 // modulePackages are the names of the module's packages.
 var modulePackages = []string{"ach", "bai2", "bench", "camt", "corpus", "csv", "db", "demo", "failpoint", "formats",
-	"infile", "ingest", "ipm", "iso8583", "ledger", "migrations", "money", "output", "pgtest", "pii", "reconcile",
+	"infile", "ingest", "ipm", "iso8583", "ledger", "migrations", "money", "mt940", "output", "pgtest", "pii", "reconcile",
 	"registry", "report", "runs", "settings", "stage", "tenant"}
 
 // userMessage is err's text for an operator: without package prefixes.
