@@ -64,6 +64,9 @@ type Reader struct {
 	mapper mapper
 	ctl    control
 	broken bool // the chosen blocking hit a framing error
+	// pending is the error about a record that Next returns before the
+	// final error, when neither blocking reads the file.
+	pending *formats.ParseError
 
 	warnings []string
 	warned   int
@@ -173,6 +176,11 @@ func (l *lane) name() string {
 // Next returns the next record. See formats.Reader.
 func (r *Reader) Next() (formats.Record, error) {
 	for r.final == nil {
+		if pe := r.pending; pe != nil {
+			r.pending = nil
+			r.final = fmt.Errorf("%w: neither 1014-blocked nor unblocked VBS reads the file", ErrFramingUndetected)
+			return formats.Record{}, pe
+		}
 		if l := r.prov; l != nil {
 			if l.qpos < len(l.queue) {
 				l.qpos++
@@ -352,7 +360,8 @@ func (r *Reader) choose() error {
 		r.prov = alive[0]
 		return nil
 	case len(alive) == 0:
-		return r.neither()
+		r.pending = r.neither()
+		return nil
 	case r.eof:
 		return fmt.Errorf("%w: the file reads whole both as 1014-blocked and as unblocked VBS; choose one", ErrFramingUndetected)
 	case held > maxLookahead:
@@ -364,7 +373,7 @@ func (r *Reader) choose() error {
 // neither is the error when no blocking reads the file: the failure of the
 // one that read further, which is the file's real fault when it has one (a
 // truncated record), with the other's failure for context.
-func (r *Reader) neither() error {
+func (r *Reader) neither() *formats.ParseError {
 	best := r.lanes[0]
 	for _, l := range r.lanes[1:] {
 		if l.good > best.good {
