@@ -161,12 +161,12 @@ func TestRefusals(t *testing.T) {
 	unknownFn := presentment(testARN, "00000002", "000000019722")
 	unknownFn.Fields[24] = "999"
 	cases := []struct {
-		name   string
-		msgs   []Message
+		name     string
+		msgs     []Message
 		sentinel error
-		field  string
-		offset int64
-		text   string
+		field    string
+		offset   int64
+		text     string
 	}{
 		{"bad ARN check digit", []Message{header(fid), presentment(badARN, "00000002", "000000019722"), trailer(fid, "00000003", "0000000000019722", "00000003")},
 			ErrInvalid, "DE31", 78, "check digit"},
