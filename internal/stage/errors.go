@@ -6,8 +6,9 @@ import (
 	"strings"
 )
 
-// ErrRejected means a file was refused whole and nothing from it was
-// written. The error's text says why, naming lines or offsets.
+// ErrRejected means a file was refused whole: nothing from it was posted
+// or imported, and only its rejected run records it. The error's text says
+// why, naming lines or offsets.
 var ErrRejected = errors.New("file rejected")
 
 // maxReportedErrors bounds how many bad records one rejection lists.
@@ -43,7 +44,7 @@ func (e *RejectedError) Reasons() []string {
 
 func (e *RejectedError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: rejected, nothing was written", e.File)
+	fmt.Fprintf(&b, "%s: rejected, nothing from it was posted or imported", e.File)
 	if len(e.Errs) == 1 {
 		fmt.Fprintf(&b, ": %v", e.Errs[0])
 		return b.String()
