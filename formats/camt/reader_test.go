@@ -1,0 +1,103 @@
+package camt
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/clearing-dev/clearing/formats"
+)
+
+func TestReaderRefusesTheZeroHasher(t *testing.T) {
+	r := NewReader(strings.NewReader("<Document/>"), Options{})
+	if _, err := r.Next(); !errors.Is(err, ErrNoHasher) {
+		t.Fatalf("Next = %v, want ErrNoHasher", err)
+	}
+}
+
+func TestReaderNotCamtIsNotThisFormat(t *testing.T) {
+	for _, in := range []string{"", "01,SENDER,RECEIVER/", "<html><body/></html>", `<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.002.001.03"/>`} {
+		res := readAll(t, in, Options{})
+		if !errors.Is(res.final, formats.ErrNotThisFormat) {
+			t.Errorf("%q: final %v, want ErrNotThisFormat", in, res.final)
+		}
+	}
+	// A camt namespace with an unknown version is camt, but refused.
+	res := readAll(t, `<Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.053.001.42"/>`, Options{})
+	if errors.Is(res.final, formats.ErrNotThisFormat) || !errors.Is(res.final, ErrInvalidFile) || !errors.Is(res.errs[0], ErrNamespace) {
+		t.Errorf("unknown version: final %v, errors %v", res.final, res.errs)
+	}
+}
+
+func TestReaderBankTxCodeOverride(t *testing.T) {
+	stmts := RandomStatements(RandomOptions{Seed: 1, Entries: 6})
+	var b bytes.Buffer
+	if err := Generate(&b, stmts, GenerateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res := readAll(t, b.String(), Options{BankTxCodes: map[string]formats.LineType{"PMNT/ICDT": formats.Fee}})
+	if res.final != io.EOF {
+		t.Fatal(res.final)
+	}
+	for _, r := range res.records {
+		if (r.Direction == formats.Debit) != (r.LineType == formats.Fee) {
+			t.Errorf("record %s: %s %s", r.Key, r.Direction, r.LineType)
+		}
+	}
+}
+
+func TestReaderLimits(t *testing.T) {
+	stmts := RandomStatements(RandomOptions{Seed: 2, Entries: 10, BatchPercent: 100})
+	var b bytes.Buffer
+	if err := Generate(&b, stmts, GenerateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res := readAll(t, b.String(), Options{MaxDetails: 1})
+	if res.final == io.EOF || !errors.Is(res.errs[0], formats.ErrTooLarge) {
+		t.Errorf("MaxDetails: final %v, errors %v", res.final, res.errs)
+	}
+	res = readAll(t, b.String(), Options{Limits: formats.Limits{MaxRecords: 5}})
+	if res.final == io.EOF || !errors.Is(res.errs[len(res.errs)-1], formats.ErrTooLarge) || len(res.records) > 5 {
+		t.Errorf("MaxRecords: final %v, %d records", res.final, len(res.records))
+	}
+}
+
+// TestReaderMemoryIsFlat reads a statement of 50,000 entries from a
+// stream: the live heap afterwards must not have grown with it.
+func TestReaderMemoryIsFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large input")
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		stmts := RandomStatements(RandomOptions{Seed: 9, Entries: 50_000, BatchPercent: 5})
+		pw.CloseWithError(Generate(pw, stmts, GenerateOptions{}))
+	}()
+	r := NewReader(pr, Options{Hasher: testHasher})
+	var before runtime.MemStats
+	n := 0
+	for {
+		_, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n++; n == 1000 {
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+		}
+	}
+	var after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	// The generator's own statement list is live in the other goroutine
+	// until it returns, so only the reader's growth is bounded here.
+	if grow := int64(after.HeapAlloc) - int64(before.HeapAlloc); grow > 8<<20 {
+		t.Errorf("heap grew by %d bytes over %d lines", grow, n)
+	}
+}
