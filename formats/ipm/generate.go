@@ -21,10 +21,10 @@ type GenerateOptions struct {
 	// Encoding is EncodingCP500 (the default), EncodingCP037 or
 	// EncodingLatin1.
 	Encoding string
-	// Lifecycle adds, after the presentments of each logical file, a
-	// chargeback of every tenth presentment (every other one partial), a
-	// second presentment of every other chargeback, a reversal of every
-	// seventh presentment and a fee collection per logical file.
+	// Lifecycle follows every seventh presentment with its reversal, and
+	// every tenth one that is not reversed with a chargeback: full, and then
+	// a full second presentment, or partial (half the amount), in turn. Each
+	// logical file also gets one fee collection.
 	Lifecycle bool
 	// Day is the business day. Zero means 2026-11-02, fixed so that the
 	// seed alone decides the file.
@@ -107,11 +107,7 @@ func (g *generator) logicalFile(f int) error {
 		PDS: []PDS{{"0105", id}, {"0122", "P"}}}); err != nil {
 		return err
 	}
-	type sent struct {
-		m      Message
-		amount int64
-	}
-	var cbs []sent
+	cbs := 0
 	for i := 0; i < g.opts.Presentments; i++ {
 		m, amt := g.presentment()
 		if err := g.write(m); err != nil {
@@ -121,39 +117,17 @@ func (g *generator) logicalFile(f int) error {
 		if m.Fields[3][:2] == "20" {
 			g.sum.Refunds++
 		}
-		if !g.opts.Lifecycle {
-			continue
+		var err error
+		switch {
+		case !g.opts.Lifecycle:
+		case i%7 == 6:
+			err = g.reversal(m)
+		case i%10 == 9:
+			err = g.chargeback(m, amt, cbs)
+			cbs++
 		}
-		if i%7 == 6 {
-			r := clone(m)
-			r.PDS = append([]PDS{{"0025", "R" + g.yymmdd()}}, r.PDS...)
-			if err := g.write(r); err != nil {
-				return err
-			}
-			g.sum.Reversals++
-		} else if i%10 == 9 {
-			cbs = append(cbs, sent{m, amt})
-		}
-	}
-	for k, c := range cbs {
-		cb := clone(c.m)
-		cb.MTI, cb.Fields[24], cb.Fields[25] = "1442", "450", "4837"
-		amt := c.amount
-		if k%2 == 1 {
-			cb.Fields[24], amt = "453", c.amount/2
-			cb.Fields[4] = fmt.Sprintf("%012d", amt)
-		}
-		if err := g.write(cb); err != nil {
+		if err != nil {
 			return err
-		}
-		g.sum.Chargebacks++
-		if k%2 == 0 {
-			sp := clone(cb)
-			sp.MTI, sp.Fields[24], sp.Fields[25] = "1240", "205", "2700"
-			if err := g.write(sp); err != nil {
-				return err
-			}
-			g.sum.Second++
 		}
 	}
 	if g.opts.Lifecycle {
@@ -168,6 +142,37 @@ func (g *generator) logicalFile(f int) error {
 	// The trailer counts itself; it carries no DE4.
 	return g.write(Message{MTI: "1644", Fields: map[int]string{24: "695"},
 		PDS: []PDS{{"0105", id}, {"0301", fmt.Sprintf("%016d", g.total)}, {"0306", fmt.Sprintf("%08d", g.count+1)}}})
+}
+
+// reversal writes the reversal of presentment m: the same message with
+// PDS0025.
+func (g *generator) reversal(m Message) error {
+	r := clone(m)
+	r.PDS = append([]PDS{{"0025", "R" + g.yymmdd()}}, r.PDS...)
+	g.sum.Reversals++
+	return g.write(r)
+}
+
+// chargeback writes the k-th chargeback, of presentment m: full when k is
+// even, and then followed by a full second presentment; half otherwise.
+func (g *generator) chargeback(m Message, amount int64, k int) error {
+	cb := clone(m)
+	cb.MTI, cb.Fields[24], cb.Fields[25] = "1442", "450", "4837"
+	if k%2 == 1 {
+		cb.Fields[24] = "453"
+		cb.Fields[4] = fmt.Sprintf("%012d", amount/2)
+	}
+	if err := g.write(cb); err != nil {
+		return err
+	}
+	g.sum.Chargebacks++
+	if k%2 == 1 {
+		return nil
+	}
+	sp := clone(cb)
+	sp.MTI, sp.Fields[24], sp.Fields[25] = "1240", "205", "2700"
+	g.sum.Second++
+	return g.write(sp)
 }
 
 func clone(m Message) Message {
