@@ -62,10 +62,7 @@ func (c *control) observe(m *message, off int64) *controlError {
 	if want := fmt.Sprintf("%08d", c.count); m.has[71] && de71 != want {
 		c.warn("message at offset %d: DE71 is %s where %s was expected in logical file %s", off, de71, want, c.fileID)
 	}
-	if v, ok := m.get(4); ok && allDigits(v) {
-		n, _ := strconv.ParseUint(v, 10, 64)
-		c.total = (c.total + n%checkTotalMod) % checkTotalMod
-	}
+	c.add(m)
 	if m.mti != mtiAdmin || de24 != funcTrailer {
 		return nil
 	}
@@ -88,6 +85,27 @@ func (c *control) observe(m *message, off int64) *controlError {
 		return ctlErr("PDS0301", "the trailer (DE71 %s) of logical file %s declares an amount check total of %d (PDS0301), the sum of DE4 is %d", de71, c.fileID, n, c.total)
 	}
 	return nil
+}
+
+// unreadable counts a message that could not be read whole, and its DE4
+// when it decoded (m not nil), so that its error is not repeated as a
+// mismatch at the trailer.
+func (c *control) unreadable(m *message) {
+	if !c.open {
+		return
+	}
+	c.count++
+	if m != nil {
+		c.add(m)
+	}
+}
+
+// add adds the message's DE4 to the amount check total.
+func (c *control) add(m *message) {
+	if v, ok := m.get(4); ok && allDigits(v) {
+		n, _ := strconv.ParseUint(v, 10, 64)
+		c.total = (c.total + n%checkTotalMod) % checkTotalMod
+	}
 }
 
 // finish is the verdict at the end of the file.

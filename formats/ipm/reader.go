@@ -225,9 +225,11 @@ func (r *Reader) record(q *queued) (formats.Record, error) {
 		}
 	}
 	if de := l.dec.decode(q.body, &r.msg); de != nil {
+		r.ctl.unreadable(nil)
 		return formats.Record{}, fail(de.field, fmt.Errorf("%w: %s", ErrDecode, de.text))
 	}
 	if err := r.msg.parsePDS(); err != nil {
+		r.ctl.unreadable(&r.msg)
 		return formats.Record{}, fail("PDS", fmt.Errorf("%w: %w", ErrPDS, err))
 	}
 	if ce := r.ctl.observe(&r.msg, q.off); ce != nil {
@@ -265,6 +267,9 @@ func (l *lane) pickEncoding(name string, body []byte) error {
 // emitted takes a record cut by lane l. Until the blocking is known, every
 // lane decodes what it cuts, and one that fails is ruled out.
 func (r *Reader) emitted(l *lane, fr frame) {
+	if l.out {
+		return
+	}
 	q := queued{index: fr.index, off: l.stored(fr.off)}
 	if fr.err != nil {
 		q.err = &formats.ParseError{Line: fr.index, Offset: q.off, Err: fr.err}
@@ -287,6 +292,7 @@ func (r *Reader) emitted(l *lane, fr frame) {
 				l.failure = q.err
 			}
 			l.out, l.queue, l.arena = true, nil, nil
+			l.vbs.dead = true // nothing it cuts from here on matters
 			return
 		}
 		l.good++

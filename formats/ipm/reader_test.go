@@ -311,3 +311,18 @@ func TestOptions(t *testing.T) {
 		t.Errorf("a blocked file read as blocked: %v %v", res.errs, res.final)
 	}
 }
+
+// TestOneErrorPerBadMessage: a message whose PDSs do not split is one
+// error; it still counts for its trailer, so the trailer is not a second.
+func TestOneErrorPerBadMessage(t *testing.T) {
+	msgs := goodFile()
+	bad := presentment(testARN, "00000002", "000000019722")
+	bad.PDS, bad.Fields[48] = nil, "01x5003abc"
+	msgs[1] = bad
+	for _, blocking := range []string{"", Blocked} {
+		res := readAll(t, writeFile(t, true, EncodingCP500, msgs...), Options{Hasher: testHasher, Blocking: blocking})
+		if len(res.errs) != 1 || !errors.Is(res.errs[0], ErrPDS) {
+			t.Errorf("blocking %q: errors %v", blocking, res.errs)
+		}
+	}
+}
