@@ -164,7 +164,8 @@ func checkMessage(t *testing.T, ref string, expect map[string]any, f map[string]
 	if err != nil || rec.Amount != amt || rec.Currency != cur.Code {
 		t.Errorf("%s: %d %s, want %d %s", ref, rec.Amount, rec.Currency, amt, cur.Code)
 	}
-	if f["DE2"] != "" && rec.Account.Last4 != f["DE2"][len(f["DE2"])-4:] {
+	last4 := f["DE2"][max(0, len(f["DE2"])-4):]
+	if fee := strings.HasPrefix(kind, "fee"); (fee && rec.Account.ID != "") || (!fee && rec.Account.Last4 != last4) {
 		t.Errorf("%s: account last4 %q", ref, rec.Account.Last4)
 	}
 	if want != formats.Clearing && (rec.Link == nil || rec.Link.Reference != f["DE31"] || rec.Link.KeyPrefix != "ipm:"+f["DE31"]+":1240:200") {

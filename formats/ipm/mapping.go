@@ -344,6 +344,11 @@ func (mp *mapper) fee(m *message, fn, name string) (formats.Record, *mapError) {
 	if me := mp.common(m, &rec, feeProcessing); me != nil {
 		return formats.Record{}, me
 	}
+	// A fee moves money between members, not from the card DE2 may name
+	// (a recovered card award, say): the record has no counterparty
+	// account, and the ledger's default (counterparty:<source>) takes it
+	// until fee accounts exist.
+	rec.Account = pii.Account{}
 	switch {
 	case rec.Amount == 0:
 		rec.Kind = formats.Notice
