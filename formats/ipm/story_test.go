@@ -96,3 +96,46 @@ func TestCorpusStory(t *testing.T) {
 		t.Errorf("%d postings %v, %d duplicates, %d conflicts, %d held", len(l.postings), kinds, l.duplicates, l.conflicts, l.holds)
 	}
 }
+
+// TestLongLifecycle follows one ARN through every stage, in separate
+// files, and checks the keys each posts under by the ledger's rules; an
+// arbitration chargeback whose second presentment is unknown is held.
+func TestLongLifecycle(t *testing.T) {
+	step := func(mti, de24, amount string, pds ...PDS) Message {
+		m := presentment(testARN, "00000002", amount)
+		m.MTI, m.Fields[24] = mti, de24
+		m.PDS = append(pds, m.PDS...)
+		return m
+	}
+	files := [][]Message{
+		{step("1240", "200", "000000010000")},
+		{step("1442", "450", "000000010000")},
+		{step("1240", "282", "000000004000")},
+		{step("1442", "454", "000000004000")},
+		{step("1442", "454", "000000004000", PDS{"0025", "R261105"})},
+	}
+	l := &ledgerModel{postings: map[string]modelPosting{}}
+	orphan := step("1442", "451", "000000001000")
+	orphan.Fields[31] = "05454546304001603000012"
+	files = append(files, []Message{orphan})
+	for i, msgs := range files {
+		amt := msgs[0].Fields[4]
+		file := append([]Message{header(fid)}, msgs...)
+		file = append(file, trailer(fid, "00000003", "0000"+amt, "00000003"))
+		res := readAll(t, writeFile(t, i%2 == 0, EncodingCP500, file...), testOptions())
+		if !res.ok() {
+			t.Fatalf("file %d: errors %v, final %v", i, res.errs, res.final)
+		}
+		l.apply(res.recs[1])
+	}
+	base := "ipm:" + testARN + ":1240:200"
+	for _, k := range []string{base, base + ":chargeback", base + ":chargeback:second_presentment",
+		base + ":chargeback:second_presentment:arbitration", base + ":chargeback:second_presentment:arbitration:reversal"} {
+		if _, ok := l.postings[k]; !ok {
+			t.Errorf("nothing posted under %s", k)
+		}
+	}
+	if len(l.postings) != 5 || l.holds != 1 || l.duplicates+l.conflicts != 0 {
+		t.Errorf("%d postings, %d held, %d duplicates, %d conflicts", len(l.postings), l.holds, l.duplicates, l.conflicts)
+	}
+}
