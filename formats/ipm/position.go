@@ -78,7 +78,7 @@ func (mp *mapper) settlement(m *message, rec formats.Record) (formats.Record, *m
 		return rec, mapErr("PDS0359", "the settlement date is %v", err)
 	}
 	member, _ := m.get(93)
-	rec.Key = keyPrefix + strings.Join([]string{"settlement", member, strings.TrimSpace(string(rs[40:51])),
+	rec.Key = keyPrefix + strings.Join([]string{"settlement", member, strings.TrimSpace(string(rs[40:50])),
 		string(rs[51:57]), string(rs[57:59]), c.Numeric}, ":")
 	rec.Kind, rec.Reference = formats.Clearing, day.Format("2006-01-02")
 	rec.Amount, rec.Currency, rec.Direction, rec.ValueDate = amt, c.Code, dir, day
