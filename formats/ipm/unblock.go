@@ -16,8 +16,9 @@ const (
 func storedOffset(off int64) int64 { return off + blockTrailer*(off/blockData) }
 
 // isFill reports whether b may fill a block after the end record: an
-// EBCDIC space, as cardutil writes, or a zero byte.
-func isFill(b byte) bool { return b == 0x40 || b == 0x00 }
+// EBCDIC space (cardutil writes it whatever the encoding), a zero byte, or
+// an ASCII space, which a writer of ASCII files may use.
+func isFill(b byte) bool { return b == 0x40 || b == 0x00 || b == 0x20 }
 
 // unblocker removes the block trailers of a 1014-blocked stream and passes
 // the data on. It holds no data itself.
