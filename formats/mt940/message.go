@@ -1,0 +1,431 @@
+package mt940
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/clearing-dev/clearing/formats"
+	"github.com/clearing-dev/clearing/internal/money"
+	"github.com/clearing-dev/clearing/internal/pii"
+)
+
+// msgState is the open message: from :20: (or its first field) to the next
+// :20:, block header, "-}" or the end of the file.
+type msgState struct {
+	line, off int64
+	typ       string // "940" or "942" from block 2; "" when not given
+	is942     bool   // :34F: or :13D: seen
+	ref       string
+	hasRef    bool
+	account   pii.Account
+	token     string
+	hasAcct   bool
+	number    string
+	hasNumber bool
+	dt13      string
+	cur       money.Currency
+	hasCur    bool
+	opening   *balance
+	closing   *balance
+	entries   int64
+	credits   int64
+	debits    int64
+	sum90D    *total90
+	sum90C    *total90
+	stmtSeg   string
+	broken    bool
+	// The :61: waiting for its :86: fields.
+	pending *formats.Record
+	line61  line61
+	info    strings.Builder
+	// Key sequence: the last value date and bank reference, how often they
+	// repeated on adjacent lines, and how many lines had no reference.
+	lastRef string
+	refRun  int
+	blank   int
+}
+
+type total90 struct {
+	n   int64
+	sum int64
+}
+
+// maxTotal bounds a message's credits and its debits, so that opening plus
+// credits minus debits cannot overflow.
+const maxTotal = math.MaxInt64 / 4
+
+func (r *Reader) field(ev *event) {
+	if ev.tag != "86" {
+		r.flushPending()
+	}
+	if ev.tag == "20" {
+		r.endMessage(ev.line, ev.offset)
+	}
+	if r.msg == nil {
+		r.messages++
+		r.msg = &msgState{line: ev.line, off: ev.offset, typ: r.nextTyp}
+		r.nextTyp = ""
+		if ev.tag != "20" {
+			r.warn(ev.line, ev.offset, WarnMissing, "message without a transaction reference (:20:)")
+		}
+	}
+	m := r.msg
+	v := strings.TrimSpace(ev.value())
+	switch ev.tag {
+	case "20":
+		m.ref, m.hasRef = v, true
+	case "25", "25P":
+		if m.hasAcct {
+			r.failAt(ev, ev.tag, fmt.Errorf("%w: a second account (:25:) in one message", ErrStructure))
+			return
+		}
+		r.account(ev, v)
+	case "28C", "28":
+		m.number, m.hasNumber = strings.ReplaceAll(v, " ", ""), true
+	case "60F", "60M":
+		if m.opening != nil || m.entries > 0 {
+			r.failAt(ev, ev.tag, fmt.Errorf("%w: opening balance after another opening balance or a statement line", ErrStructure))
+			return
+		}
+		b, ok := r.balance(ev, v)
+		if !ok {
+			return
+		}
+		m.opening, m.cur, m.hasCur = &b, b.cur, true
+	case "61":
+		r.statementLine(ev)
+	case "86":
+		if m.pending != nil && m.info.Len() < maxFieldBytes {
+			m.info.WriteString(ev.value())
+		}
+	case "62F", "62M":
+		if m.closing != nil {
+			r.failAt(ev, ev.tag, fmt.Errorf("%w: a second closing balance in one message", ErrStructure))
+			return
+		}
+		b, ok := r.balance(ev, v)
+		if !ok {
+			return
+		}
+		if m.hasCur && b.cur.Code != m.cur.Code {
+			r.failAt(ev, ev.tag, fmt.Errorf("%w: closing balance in %s, opening balance in %s", ErrAmount, b.cur.Code, m.cur.Code))
+			return
+		}
+		m.closing = &b
+		if !m.hasCur {
+			m.cur, m.hasCur = b.cur, true
+		}
+	case "64", "65":
+		if _, _, err := parseBalance(v); err != nil {
+			r.warn(ev.line, ev.offset, WarnBalance, ":%s: balance cannot be read and enters no check: %v", ev.tag, err)
+		}
+	case "34F":
+		m.is942 = true
+		if len(v) >= 3 && !m.hasCur {
+			if c, err := currency(v[:3]); err == nil {
+				m.cur, m.hasCur = c, true
+			} else {
+				r.failAt(ev, ev.tag, err)
+			}
+		}
+	case "13D", "13":
+		m.is942 = m.is942 || ev.tag == "13D"
+		m.dt13 = v
+	case "90D", "90C":
+		r.total90(ev, v)
+	case "21", "NS":
+	default:
+		r.warn(ev.line, ev.offset, WarnTag, "field :%s: is not used and was ignored", ev.tag)
+	}
+}
+
+// account hashes the :25: account: an IBAN (with or without a currency
+// appended, as ING writes it) in the scope "iban", shared with camt, and
+// anything else ("BIC/number", a bank's own number) in the scope "mt940".
+func (r *Reader) account(ev *event, v string) {
+	m := r.msg
+	if v == "" {
+		r.failAt(ev, "25", fmt.Errorf("%w: empty account (:25:)", ErrStructure))
+		return
+	}
+	norm := strings.ToUpper(strings.ReplaceAll(v, " ", ""))
+	switch {
+	case validIBAN(norm):
+		m.account = r.opts.Hasher.Account("iban", norm)
+	case len(norm) > 3 && looksLikeIBAN(norm[:len(norm)-3]) && knownCurrency(norm[len(norm)-3:]):
+		m.account = r.opts.Hasher.Account("iban", norm[:len(norm)-3])
+	case looksLikeIBAN(norm):
+		m.account = r.opts.Hasher.Account("iban", norm)
+	default:
+		m.account = r.opts.Hasher.Account("mt940", v)
+	}
+	m.token = m.account.ID[len("cust:") : len("cust:")+16]
+	m.hasAcct = true
+}
+
+func (r *Reader) balance(ev *event, v string) (balance, bool) {
+	b, noComma, err := parseBalance(v)
+	if err != nil {
+		r.failAt(ev, ev.tag, err)
+		return b, false
+	}
+	if noComma {
+		r.warn(ev.line, ev.offset, WarnAmountComma, "balance amount without a decimal comma, read as whole %s", b.cur.Code)
+	}
+	return b, true
+}
+
+// total90 reads an MT942 :90D: or :90C:: a count, a currency and a sum.
+func (r *Reader) total90(ev *event, v string) {
+	n := 0
+	for n < len(v) && n < 5 && isDigit(v[n]) {
+		n++
+	}
+	if n == 0 || len(v) < n+4 {
+		r.warn(ev.line, ev.offset, WarnBalance, ":%s: cannot be read and enters no check", ev.tag)
+		return
+	}
+	c, err := currency(v[n : n+3])
+	if err != nil {
+		r.failAt(ev, ev.tag, err)
+		return
+	}
+	sum, _, err := amount(v[n+3:], c)
+	if err != nil {
+		r.failAt(ev, ev.tag, err)
+		return
+	}
+	var count int64
+	for i := 0; i < n; i++ {
+		count = count*10 + int64(v[i]-'0')
+	}
+	t := &total90{n: count, sum: sum}
+	if ev.tag == "90D" {
+		r.msg.sum90D = t
+	} else {
+		r.msg.sum90C = t
+	}
+}
+
+// statementLine reads a :61: field into the pending record, which its
+// :86: fields complete.
+func (r *Reader) statementLine(ev *event) {
+	m := r.msg
+	mt942 := m.is942 || m.typ == "942"
+	switch {
+	case !m.hasAcct:
+		r.failAt(ev, "61", fmt.Errorf("%w: statement line before the account (:25:)", ErrStructure))
+		return
+	case m.opening == nil && !mt942:
+		r.failAt(ev, "61", fmt.Errorf("%w: statement line before the opening balance (:60F:)", ErrStructure))
+		return
+	case m.closing != nil:
+		r.failAt(ev, "61", fmt.Errorf("%w: statement line after the closing balance (:62F:)", ErrStructure))
+		return
+	case !m.hasCur:
+		r.failAt(ev, "61", fmt.Errorf("%w: statement line before any field that gives the currency", ErrStructure))
+		return
+	}
+	l, err := parseLine61(strings.TrimSpace(ev.lines[0]), m.cur)
+	if err != nil {
+		r.failAt(ev, "61", err)
+		return
+	}
+	if l.noComma {
+		r.warn(ev.line, ev.offset, WarnAmountComma, "amount without a decimal comma, read as whole %s", m.cur.Code)
+	}
+	m.entries++
+	if l.dir == formats.Credit {
+		if m.credits > maxTotal-l.amount {
+			r.failAt(ev, "61", fmt.Errorf("%w: the statement's lines sum past the limit", ErrAmount))
+			return
+		}
+		m.credits += l.amount
+	} else {
+		if m.debits > maxTotal-l.amount {
+			r.failAt(ev, "61", fmt.Errorf("%w: the statement's lines sum past the limit", ErrAmount))
+			return
+		}
+		m.debits += l.amount
+	}
+	kind := "MT940"
+	if mt942 {
+		kind = "MT942"
+	}
+	rec := formats.Record{
+		Key:       r.key(&l),
+		Kind:      formats.Clearing,
+		Detail:    kind + " " + printable(l.txType),
+		Amount:    l.amount,
+		Currency:  m.cur.Code,
+		Direction: l.dir,
+		Account:   m.account,
+		ValueDate: l.value,
+		LineType:  lineType(&l, r.opts.TypeCodes),
+		Line:      ev.line,
+		Offset:    ev.offset,
+	}
+	if l.reversal {
+		rec.Detail += " reversal"
+	}
+	if l.amount == 0 {
+		rec.Kind = formats.Notice
+	}
+	m.pending, m.line61 = &rec, l
+	m.info.Reset()
+}
+
+// key is "mt940:<account token>:<statement>:<value date>:<bank reference>",
+// or with "#n", the line's position among the statement's lines without a
+// bank reference. A reference repeated on adjacent lines of one value date
+// gets "~2", "~3". An unnumbered statement (":28C:0", as many German banks
+// send) is told apart by its opening balance: "0@2020-02-19C308500".
+func (r *Reader) key(l *line61) string {
+	m := r.msg
+	if m.stmtSeg == "" {
+		num, _, _ := strings.Cut(m.number, "/")
+		seg := keySegment(m.number)
+		if strings.Trim(num, "0") == "" {
+			if seg == "" {
+				seg = "0"
+			}
+			switch {
+			case m.opening != nil:
+				sign, v := "C", m.opening.amount
+				if v < 0 {
+					sign, v = "D", -v
+				}
+				seg += "@" + m.opening.date.Format(time.DateOnly) + sign + fmt.Sprint(v)
+			case m.dt13 != "":
+				seg += "@" + keySegment(m.dt13)
+			}
+		}
+		m.stmtSeg = seg
+	}
+	base := "mt940:" + m.token + ":" + m.stmtSeg + ":" + l.value.Format(time.DateOnly) + ":"
+	bank := ref(l.bankRef)
+	if bank == "" {
+		m.blank++
+		m.lastRef, m.refRun = "", 0
+		return base + "#" + fmt.Sprint(m.blank)
+	}
+	seq := l.value.Format(time.DateOnly) + "|" + bank
+	if m.refRun > 0 && seq == m.lastRef {
+		m.refRun++
+		return base + keySegment(bank) + "~" + fmt.Sprint(m.refRun)
+	}
+	m.lastRef, m.refRun = seq, 1
+	return base + keySegment(bank)
+}
+
+// flushPending completes the pending statement line with the references
+// of its :86: and returns it.
+func (r *Reader) flushPending() {
+	m := r.msg
+	if m == nil || m.pending == nil {
+		return
+	}
+	rec := m.pending
+	m.pending = nil
+	in := parseInfo(m.info.String())
+	m.info.Reset()
+	var refs []string
+	for _, s := range []string{in.eref, m.line61.custRef, in.kref, in.remi, m.line61.bankRef} {
+		if s = ref(s); s != "" && !slices.Contains(refs, s) {
+			refs = append(refs, s)
+		}
+	}
+	if len(refs) > 0 {
+		rec.Reference = refs[0]
+	}
+	if len(refs) > 1 {
+		rec.AltReference = refs[1]
+	}
+	if in.gvc != "" {
+		rec.Detail += " GVC " + in.gvc
+	}
+	r.emit(*rec)
+}
+
+// endMessage checks the open message: an account, and for MT940 an opening
+// and a closing balance, which the lines must bridge. A difference is a
+// warning (a bank's balances are account state, not a checksum of the
+// file); a missing balance refuses the file.
+func (r *Reader) endMessage(line, off int64) {
+	r.flushPending()
+	m := r.msg
+	if m == nil {
+		return
+	}
+	r.msg = nil
+	at := func(err error) {
+		r.fail(&formats.ParseError{Line: m.line, Offset: m.off, Err: err})
+	}
+	mt942 := m.is942 || m.typ == "942"
+	if !m.hasAcct {
+		at(fmt.Errorf("%w: message without an account (:25:)", ErrStructure))
+		return
+	}
+	if !mt942 && m.opening == nil && !m.broken {
+		at(fmt.Errorf("%w: message without an opening balance (:60F:)", ErrStructure))
+		return
+	}
+	if !mt942 && m.closing == nil && !m.broken {
+		r.fail(&formats.ParseError{Line: line, Offset: off, Err: fmt.Errorf("%w: message that starts on line %d ends without a closing balance (:62F:)", ErrStructure, m.line)})
+		return
+	}
+	if m.broken {
+		return
+	}
+	if !m.hasNumber {
+		r.warn(m.line, m.off, WarnMissing, "message without a statement number (:28C:)")
+	}
+	st := Statement{Line: m.line, Type: "940", Reference: m.ref, Number: m.number, Account: m.account, Currency: m.cur.Code,
+		Entries: m.entries, Credits: m.credits, Debits: m.debits, Balanced: true}
+	if mt942 {
+		st.Type = "942"
+		if t := m.sum90D; t != nil && (t.n != 0 || t.sum != 0) && t.sum != m.debits {
+			st.Balanced = false
+		}
+		if t := m.sum90C; t != nil && (t.n != 0 || t.sum != 0) && t.sum != m.credits {
+			st.Balanced = false
+		}
+		if !st.Balanced {
+			r.warn(m.line, m.off, WarnUnbalanced, "MT942 totals (:90D:/:90C:) differ from its lines: debits %s, credits %s",
+				money.Format(m.debits, m.cur), money.Format(m.credits, m.cur))
+		}
+	}
+	if m.opening != nil && m.closing != nil {
+		st.HasBalances = true
+		st.Opening, st.OpeningDate = m.opening.amount, m.opening.date
+		st.Closing, st.ClosingDate = m.closing.amount, m.closing.date
+		net := m.opening.amount + m.credits - m.debits
+		if net != m.closing.amount {
+			st.Balanced = false
+			r.warn(m.line, m.off, WarnUnbalanced, "statement %q in %s: opening %s plus its lines is %s, the closing balance is %s (difference %s)",
+				printable(m.number), m.cur.Code, money.Format(m.opening.amount, m.cur), money.Format(net, m.cur),
+				money.Format(m.closing.amount, m.cur), money.Format(m.closing.amount-net, m.cur))
+		}
+	}
+	if r.opts.OnStatement != nil {
+		r.opts.OnStatement(st)
+	}
+}
+
+func knownCurrency(code string) bool {
+	_, err := currency(code)
+	return err == nil
+}
+
+// printable keeps the printable ASCII of a code for a Detail or message.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r > 0x7e {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(s))
+}
