@@ -19,18 +19,18 @@ build:
 	$(GO) build -o $(BIN) ./cmd/clearing
 
 test:
-	$(GO) run ./internal/pgtest/withcluster -- $(GO) test -count=1 -timeout 30m ./...
+	$(GO) run ./cmd/pgtestcluster -- $(GO) test -count=1 -timeout 30m ./...
 
 # The integration suite again, with every ingest, statement import and
 # approval applied twice: what it asserts about the ledger must still hold.
 test-double:
-	$(GO) run ./internal/pgtest/withcluster -- env CLEARING_TEST_DOUBLE_APPLY=1 $(GO) test -count=1 -timeout 30m ./cmd/clearing
+	$(GO) run ./cmd/pgtestcluster -- env CLEARING_TEST_DOUBLE_APPLY=1 $(GO) test -count=1 -timeout 30m ./cmd/clearing
 
 demo: build
 	./scripts/demo.sh $(BIN)
 
 bench: build
-	$(GO) run ./internal/bench -clearing $(BIN) -out docs/BENCHMARKS.md
+	$(GO) run ./cmd/bench -clearing $(BIN) -out docs/BENCHMARKS.md
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \

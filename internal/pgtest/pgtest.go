@@ -4,7 +4,7 @@
 //
 // The server is the one named by CLEARING_TEST_DATABASE_URL, or else a
 // throw-away cluster that Main starts for the test binary (and that
-// internal/pgtest/withcluster starts once for a whole `go test ./...`).
+// cmd/pgtestcluster starts once for a whole `go test ./...`).
 // Every database handed out is a clone of a template migrated with
 // db.Migrate, and is dropped when its test ends.
 //

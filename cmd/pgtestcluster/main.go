@@ -1,14 +1,14 @@
-// Command withcluster runs a command, typically `go test ./...`, with
+// Command pgtestcluster runs a command, typically `go test ./...`, with
 // CLEARING_TEST_DATABASE_URL pointing at a PostgreSQL server, so that one
 // server serves every test binary of the run:
 //
-//	go run ./internal/pgtest/withcluster -- go test ./...
+//	go run ./cmd/pgtestcluster -- go test ./...
 //
 // When CLEARING_TEST_DATABASE_URL is already set, the command runs with it
-// untouched. Otherwise withcluster starts a throw-away cluster (it needs
+// untouched. Otherwise pgtestcluster starts a throw-away cluster (it needs
 // only the PostgreSQL server package), exports its connection string to
 // the command, and stops and deletes the cluster when the command ends,
-// fails, or withcluster is interrupted. It exits with the command's code.
+// fails, or pgtestcluster is interrupted. It exits with the command's code.
 package main
 
 import (
@@ -24,7 +24,7 @@ import (
 	"github.com/clearing-dev/clearing/internal/pgtest"
 )
 
-// Exit codes of withcluster itself, apart from the command's own.
+// Exit codes of pgtestcluster itself, apart from the command's own.
 const (
 	exitError    = 1   // the cluster could not be started or stopped
 	exitUsage    = 2   // no command given
@@ -41,11 +41,11 @@ func run(args []string, stderr io.Writer) (code int) {
 		args = args[1:]
 	}
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: withcluster -- COMMAND [ARG...]")
+		fmt.Fprintln(stderr, "usage: pgtestcluster -- COMMAND [ARG...]")
 		return exitUsage
 	}
 	// Signals are caught from the start, so that one arriving while the
-	// cluster starts cannot kill withcluster and leave a server behind.
+	// cluster starts cannot kill pgtestcluster and leave a server behind.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -55,12 +55,12 @@ func run(args []string, stderr io.Writer) (code int) {
 		ctx := context.Background()
 		c, err := pgtest.StartCluster(ctx)
 		if err != nil {
-			fmt.Fprintf(stderr, "withcluster: %v\n", err)
+			fmt.Fprintf(stderr, "pgtestcluster: %v\n", err)
 			return exitError
 		}
 		defer func() {
 			if err := c.Stop(ctx); err != nil {
-				fmt.Fprintf(stderr, "withcluster: %v\n", err)
+				fmt.Fprintf(stderr, "pgtestcluster: %v\n", err)
 				if code == 0 {
 					code = exitError
 				}
@@ -70,7 +70,7 @@ func run(args []string, stderr io.Writer) (code int) {
 	}
 	select {
 	case sig := <-sigs:
-		fmt.Fprintf(stderr, "withcluster: %v before the command started\n", sig)
+		fmt.Fprintf(stderr, "pgtestcluster: %v before the command started\n", sig)
 		return signalCode(sig)
 	default:
 	}
@@ -78,15 +78,15 @@ func run(args []string, stderr io.Writer) (code int) {
 }
 
 // runCommand runs the command to its end and returns its exit code. A
-// signal that withcluster receives is passed on, since one sent to
-// withcluster alone (a CI timeout) would otherwise leave the command
+// signal that pgtestcluster receives is passed on, since one sent to
+// pgtestcluster alone (a CI timeout) would otherwise leave the command
 // running; a second one kills the command.
 func runCommand(args, env []string, sigs <-chan os.Signal, stderr io.Writer) int {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(stderr, "withcluster: %v\n", err)
+		fmt.Fprintf(stderr, "pgtestcluster: %v\n", err)
 		return exitNotFound
 	}
 	done := make(chan error, 1)

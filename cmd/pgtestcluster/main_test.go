@@ -21,8 +21,8 @@ import (
 	"github.com/clearing-dev/clearing/internal/pgtest"
 )
 
-// The tests run this test binary again in one of two roles: as withcluster
-// itself ("main"), or as the command withcluster runs ("child"), which
+// The tests run this test binary again in one of two roles: as pgtestcluster
+// itself ("main"), or as the command pgtestcluster runs ("child"), which
 // queries the server it was given, writes its connection string to
 // childOutEnv's file, and then exits with childExitEnv's code or, for
 // "hang", waits to be signalled.
@@ -154,7 +154,7 @@ func TestSignalStopsCommandAndCluster(t *testing.T) {
 			err := cmd.Wait()
 			var exit *exec.ExitError
 			if !errors.As(err, &exit) || exit.ExitCode() != 128+int(sig) {
-				t.Errorf("withcluster ended with %v, want exit code %d (%s)", err, 128+int(sig), stderr.String())
+				t.Errorf("pgtestcluster ended with %v, want exit code %d (%s)", err, 128+int(sig), stderr.String())
 			}
 			clusterGone(t, string(url))
 		})

@@ -107,7 +107,7 @@ const howAndWhat = `
 
 ` + "```" + `
 make bench        # 1,000,000 records per file; about 7 minutes on 2 cores
-go run ./internal/bench -clearing bin/clearing -records 100000 -out ''   # a quick run, no file written
+go run ./cmd/bench -clearing bin/clearing -records 100000 -out ''   # a quick run, no file written
 ` + "```" + `
 
 Flags: ` + "`-clearing PATH`" + ` (the binary to measure), ` + "`-out PATH`" + ` (this file; empty writes none),
