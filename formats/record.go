@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/clearing-dev/clearing/internal/pii"
@@ -197,4 +198,43 @@ func Digest(r *Record) [32]byte {
 	var sum [32]byte
 	h.Sum(sum[:0])
 	return sum
+}
+
+// Check asserts the Record contract on what a format produced, so that a
+// reader bug stops the file instead of reaching the ledger. It lives here,
+// next to the fields it checks, so that every caller of a Reader (ingest and
+// statement import alike) checks the same contract.
+func Check(r *Record) error {
+	bad := func(what string) error {
+		return &ParseError{Line: r.Line, Offset: r.Offset, Err: fmt.Errorf("record %q: %s", r.Key, what)}
+	}
+	switch {
+	case r.Key == "":
+		return bad("no key")
+	case len(r.Key) > 512:
+		return bad("key longer than 512 bytes")
+	case r.Amount < 0:
+		return bad("negative amount")
+	case r.Kind != Notice && r.Amount == 0:
+		return bad("zero amount on a record that posts")
+	case r.Amount > MaxAmountMinor:
+		return &ParseError{Line: r.Line, Offset: r.Offset, Field: "amount",
+			Err: fmt.Errorf("record %q: %w", r.Key, CheckAmount(r.Amount))}
+	case len(r.Currency) != 3:
+		return bad("currency is not a 3-letter ISO 4217 code")
+	case r.Direction != Credit && r.Direction != Debit:
+		return bad("direction is neither credit nor debit")
+	case r.ValueDate.IsZero():
+		return bad("no value date")
+	}
+	switch r.Kind {
+	case Clearing, Notice:
+	case Return, Reversal:
+		if r.Link == nil || r.Link.Reference == "" || !strings.HasPrefix(r.Link.Suffix, ":") {
+			return bad("return or reversal without a usable link to its original")
+		}
+	default:
+		return bad(fmt.Sprintf("unknown kind %q", r.Kind))
+	}
+	return nil
 }

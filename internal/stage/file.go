@@ -66,7 +66,7 @@ func LoadFile(ctx context.Context, conn *pgx.Conn, path string, maxBytes int64, 
 				l.Skipped++
 				continue
 			}
-			if err := registry.Check(&rec); err != nil {
+			if err := formats.Check(&rec); err != nil {
 				firstBad = err
 				return nil, err
 			}
@@ -108,7 +108,7 @@ func collectErrors(path string, rd formats.Reader, first error) *RejectedError {
 			return rej
 		}
 		if err == nil && rec.Kind != formats.Skip {
-			err = registry.Check(&rec)
+			err = formats.Check(&rec)
 		}
 		if err == nil {
 			continue
