@@ -47,6 +47,7 @@ func (r *Reader) entry(e *xEntry, line, off int64) {
 	}
 	if !booked {
 		st.skipped++
+		r.skipped++
 		return
 	}
 	var details []*xTx

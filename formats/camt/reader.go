@@ -79,6 +79,7 @@ type Reader struct {
 	msg        message
 	st         *stmtState
 	statements int
+	skipped    int64
 	records    int64
 	out        []result
 	head       int
@@ -110,6 +111,10 @@ func (r *Reader) Warnings() []Warning { return r.warnings }
 
 // WarningCount is the number of warnings found, kept or not.
 func (r *Reader) WarningCount() int { return r.nwarn }
+
+// Skipped is the number of entries read so far that are not booked
+// (pending, information, future) and so are not statement lines.
+func (r *Reader) Skipped() int64 { return r.skipped }
 
 // Message is the message and version read from the namespace, such as
 // "camt.053.001.02", once the root element has been read.

@@ -101,3 +101,28 @@ func TestReaderMemoryIsFlat(t *testing.T) {
 		t.Errorf("heap grew by %d bytes over %d lines", grow, n)
 	}
 }
+
+func TestReaderCountsEntriesNotBooked(t *testing.T) {
+	stmts := RandomStatements(RandomOptions{Seed: 4, Entries: 5})
+	stmts[0].Entries[1].Status = "PDNG"
+	stmts[0].Entries[3].Status = "INFO"
+	var b bytes.Buffer
+	if err := Generate(&b, stmts, GenerateOptions{Version: "001.10"}); err != nil {
+		t.Fatal(err)
+	}
+	r := NewReader(&b, Options{Hasher: testHasher})
+	n := 0
+	for {
+		_, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 3 || r.Skipped() != 2 || r.WarningCount() != 0 {
+		t.Errorf("%d lines, %d skipped, %d warnings", n, r.Skipped(), r.WarningCount())
+	}
+}
