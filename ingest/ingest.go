@@ -85,8 +85,8 @@ type Summary struct {
 // conflicts or quarantined records.
 func (s Summary) NeedsAttention() bool { return s.Conflicts > 0 || s.Quarantined > 0 }
 
-// File ingests one file. A rejected file returns a *stage.RejectedError
-// (which matches stage.ErrRejected) with a Summary whose Status is
+// File ingests one file. A rejected file returns a *RejectedError
+// (which matches ErrRejected) with a Summary whose Status is
 // "rejected": nothing from it was written but a run with status rejected
 // that records it (none on a dry run), whose id the Summary carries.
 func File(ctx context.Context, pool *pgxpool.Pool, path string, o Options) (Summary, error) {

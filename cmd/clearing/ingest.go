@@ -16,7 +16,6 @@ import (
 	"github.com/clearing-dev/clearing/ingest"
 	"github.com/clearing-dev/clearing/internal/infile"
 	"github.com/clearing-dev/clearing/internal/output"
-	"github.com/clearing-dev/clearing/internal/stage"
 )
 
 type ingestOptions struct {
@@ -105,7 +104,7 @@ func runIngest(ctx context.Context, g *globalOptions, o ingestOptions, files []s
 		opts.Progress = g.progress(file)
 		s, err := ingest.File(ctx, d.pool, file, opts)
 		g.endProgress()
-		if err != nil && !errors.Is(err, stage.ErrRejected) {
+		if err != nil && !errors.Is(err, ingest.ErrRejected) {
 			return err // the database or the process failed: stop here
 		}
 		if err != nil {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clearing-dev/clearing/ingest"
 	"github.com/clearing-dev/clearing/internal/output"
-	"github.com/clearing-dev/clearing/internal/stage"
 	"github.com/clearing-dev/clearing/reconcile"
 )
 
@@ -75,7 +75,7 @@ func runStatementImport(ctx context.Context, g *globalOptions, o reconcile.Impor
 	for _, file := range files {
 		began := g.now()
 		s, err := reconcile.ImportStatement(ctx, d.pool, file, o)
-		if err != nil && !errors.Is(err, stage.ErrRejected) {
+		if err != nil && !errors.Is(err, ingest.ErrRejected) {
 			return err
 		}
 		if err != nil {
