@@ -93,10 +93,10 @@ func (r *Reader) entry(e *xEntry, line, off int64) {
 	}
 	if ec.value.IsZero() {
 		// Some banks leave both dates out of statement entries; the
-		// statement's closing balance date is then the booking date.
-		if b, ok := st.find("CLBD", ec.cur.Code); ok && !b.Date.IsZero() {
-			ec.value = b.Date
-			r.warn(line, off, WarnDateAssumed, "entry without a value or booking date; dated %s, the closing balance's date", b.Date.Format(time.DateOnly))
+		// statement then dates them.
+		if d, from := st.fallbackDate(ec.cur.Code); !d.IsZero() {
+			ec.value = d
+			r.warn(line, off, WarnDateAssumed, "entry without a value or booking date; dated %s, %s", d.Format(time.DateOnly), from)
 		}
 	}
 	if ec.value.IsZero() {

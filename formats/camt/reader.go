@@ -179,19 +179,21 @@ func (r *Reader) step() {
 func (r *Reader) start(t xml.StartElement, line, off int64) {
 	name := t.Name.Local
 	switch r.ph {
-	case beforeRoot:
+	case beforeRoot, afterRoot:
 		if name != "Document" {
-			r.notCamt = true
-			r.failStop(line, off, "Document", fmt.Errorf("%w: root element %s, not an ISO 20022 Document", ErrNamespace, name))
+			// A wrapper (a business application header envelope) or what
+			// follows a Document: its own children arrive as tokens and
+			// only a Document among them is read.
 			return
 		}
 		m, notCamt, err := parseNamespace(t.Name.Space)
 		if err != nil {
-			r.notCamt = notCamt
+			r.notCamt = notCamt && r.ph == beforeRoot
 			r.failStop(line, off, "Document", err)
 			return
 		}
 		r.msg, r.ph = m, inRoot
+		r.statements = 0
 	case inRoot:
 		if name != r.msg.element {
 			r.failStop(line, off, name, fmt.Errorf("%w: %s in a %s document, want %s", ErrStructure, name, r.msg.name, r.msg.element))
@@ -208,8 +210,6 @@ func (r *Reader) start(t xml.StartElement, line, off int64) {
 		r.ph = inStatement
 	case inStatement:
 		r.statementChild(t, line, off)
-	case afterRoot:
-		r.failStop(line, off, name, fmt.Errorf("%w: element after the Document", ErrStructure))
 	}
 }
 
@@ -234,7 +234,7 @@ func (r *Reader) atEOF(line, off int64) {
 	case afterRoot:
 	case beforeRoot:
 		r.notCamt = true
-		r.fail(&formats.ParseError{Line: max(line, 1), Offset: off, Field: "Document", Err: fmt.Errorf("%w: no XML document", ErrStructure)})
+		r.fail(&formats.ParseError{Line: max(line, 1), Offset: off, Field: "Document", Err: fmt.Errorf("%w: no ISO 20022 Document element", ErrNamespace)})
 	default:
 		r.fail(&formats.ParseError{Line: max(line, 1), Offset: off, Err: fmt.Errorf("%w: document ends before it is closed", ErrSyntax)})
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/clearing-dev/clearing/formats"
 	"github.com/clearing-dev/clearing/internal/money"
@@ -15,6 +16,8 @@ import (
 type stmtState struct {
 	line, off int64
 	id        string
+	created   string // CreDtTm
+	toDate    string // FrToDt/ToDtTm
 	account   pii.Account
 	token     string // first 16 hex digits of the account id, for keys
 	hasAcct   bool
@@ -36,6 +39,18 @@ func (r *Reader) statementChild(t xml.StartElement, line, off int64) {
 		var s string
 		if r.decode(&s, &t, line, off) {
 			st.id = strings.TrimSpace(s)
+		}
+	case "CreDtTm":
+		var s string
+		if r.decode(&s, &t, line, off) {
+			st.created = s
+		}
+	case "FrToDt":
+		var p struct {
+			ToDtTm string `xml:"ToDtTm"`
+		}
+		if r.decode(&p, &t, line, off) {
+			st.toDate = p.ToDtTm
 		}
 	case "Acct":
 		var a xAcct
@@ -140,6 +155,22 @@ func (st *stmtState) book(code string, v int64, dir formats.Direction) bool {
 		t.Debits += v
 	}
 	return true
+}
+
+// fallbackDate dates an entry that has neither value nor booking date:
+// the statement's closing balance date, else the end of its period, else
+// its creation date. It names the source for the warning.
+func (st *stmtState) fallbackDate(cur string) (time.Time, string) {
+	if b, ok := st.find("CLBD", cur); ok && !b.Date.IsZero() {
+		return b.Date, "the closing balance's date"
+	}
+	if d, err := date(xDate{DtTm: st.toDate}); err == nil && !d.IsZero() {
+		return d, "the end of the statement's period"
+	}
+	if d, err := date(xDate{DtTm: st.created}); err == nil && !d.IsZero() {
+		return d, "the statement's creation date"
+	}
+	return time.Time{}, ""
 }
 
 // find returns the first balance of a code and currency.

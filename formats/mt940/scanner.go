@@ -110,6 +110,9 @@ func (s *scanner) readLine() {
 	line, off := s.line, s.offset
 	s.offset += int64(len(raw))
 	text := s.decode(raw)
+	if line == 1 {
+		text = strings.TrimPrefix(text, "\ufeff") // a UTF-8 byte order mark
+	}
 	s.split(text, line, off)
 }
 
@@ -220,7 +223,8 @@ func (s *scanner) blocks(t string, line, off int64) (string, bool) {
 
 // fieldLine starts a field at a tag line, or continues the current one.
 func (s *scanner) fieldLine(text string, line, off int64) {
-	if tag, value, ok := cutTag(text); ok {
+	// Some files indent their fields; a tag is recognised after blanks.
+	if tag, value, ok := cutTag(strings.TrimLeft(text, " \t")); ok {
 		s.flush()
 		s.cur = &event{kind: evField, tag: tag, lines: []string{value}, line: line, offset: off}
 		return
