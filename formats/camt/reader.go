@@ -362,3 +362,5 @@ func (l *latin1) Read(p []byte) (int, error) {
 	}
 	return n, nil
 }
+
+var _ formats.Reader = (*Reader)(nil)

@@ -162,3 +162,5 @@ func (r *Reader) emit(rec formats.Record) {
 	}
 	r.out = append(r.out, result{rec: rec})
 }
+
+var _ formats.Reader = (*Reader)(nil)

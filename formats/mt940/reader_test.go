@@ -2,6 +2,8 @@ package mt940
 
 import (
 	"errors"
+	"io"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -37,5 +39,43 @@ func TestReaderLineLimit(t *testing.T) {
 	res := readAll(t, in, Options{Limits: formats.Limits{MaxLineBytes: 64}})
 	if len(res.errs) == 0 || !errors.Is(res.errs[0], formats.ErrTooLarge) || res.errs[0].Line != 2 {
 		t.Fatalf("errors %v", res.errs)
+	}
+}
+
+// TestReaderMemoryIsFlat reads 100 statements of 1,000 lines from a
+// stream: the live heap afterwards must not have grown with them.
+func TestReaderMemoryIsFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large input")
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		stmts := RandomStatements(RandomOptions{Seed: 9, Statements: 100, Lines: 1000, BlankReferencePercent: 10})
+		pw.CloseWithError(Generate(pw, stmts, GenerateOptions{Envelope: true}))
+	}()
+	r := NewReader(pr, Options{Hasher: testHasher})
+	var before runtime.MemStats
+	n := 0
+	for {
+		_, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n++; n == 1000 {
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+		}
+	}
+	var after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if n != 100_000 {
+		t.Fatalf("%d lines", n)
+	}
+	if grow := int64(after.HeapAlloc) - int64(before.HeapAlloc); grow > 4<<20 {
+		t.Errorf("heap grew by %d bytes over %d lines", grow, n)
 	}
 }
