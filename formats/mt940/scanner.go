@@ -113,7 +113,11 @@ func (s *scanner) readLine() {
 	if line == 1 {
 		text = strings.TrimPrefix(text, "\ufeff") // a UTF-8 byte order mark
 	}
-	s.split(text, line, off)
+	// A file with bare CR line ends arrives as one line; its parts are
+	// read as lines of their own, all numbered with the physical line.
+	for _, part := range strings.Split(text, "\r") {
+		s.split(part, line, off)
+	}
 }
 
 // decode turns a raw line into text: line end removed, ISO-8859-1 when it
@@ -149,7 +153,7 @@ func (s *scanner) decode(raw []byte) string {
 	return text
 }
 
-func isControl(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f }
+func isControl(r rune) bool { return (r < 0x20 && r != '\t' && r != '\r') || r == 0x7f }
 
 // split handles the block envelope inside a line, then the field syntax.
 func (s *scanner) split(text string, line, off int64) {
