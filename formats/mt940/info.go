@@ -64,6 +64,9 @@ func swiftValue(v, code string) string {
 		end = j
 	}
 	for _, c := range swiftCodes {
+		if code == "REMI" && (c == "USTD" || c == "STRD" || c == "CUR") {
+			continue // REMI's own sub-codes
+		}
 		if j := strings.Index(rest, "/"+c+"/"); j >= 0 && j < end && c != code {
 			end = j
 		}
