@@ -119,6 +119,10 @@ func (r *Reader) field(ev *event) {
 			m.cur, m.hasCur = b.cur, true
 		}
 	case "64", "65":
+		if err := impossibleDate(v, 1); err != nil {
+			r.failAt(ev, ev.tag, err)
+			return
+		}
 		if _, _, err := parseBalance(v); err != nil {
 			r.warn(ev.line, ev.offset, WarnBalance, ":%s: balance cannot be read and enters no check: %v", ev.tag, err)
 		}
@@ -132,6 +136,10 @@ func (r *Reader) field(ev *event) {
 			}
 		}
 	case "13D", "13":
+		if err := impossibleDate(v, 0); err != nil {
+			r.failAt(ev, ev.tag, err)
+			return
+		}
 		m.is942 = m.is942 || ev.tag == "13D"
 		m.dt13 = v
 	case "90D", "90C":
@@ -413,6 +421,17 @@ func (r *Reader) endMessage(line, off int64) {
 	if r.opts.OnStatement != nil {
 		r.opts.OnStatement(st)
 	}
+}
+
+// impossibleDate refuses a field whose YYMMDD at position at is six digits
+// that are no calendar date. A field too garbled to hold a date is left to
+// the field's own reading.
+func impossibleDate(v string, at int) error {
+	if len(v) < at+6 || strings.Trim(v[at:at+6], "0123456789") != "" {
+		return nil
+	}
+	_, err := date(v[at : at+6])
+	return err
 }
 
 func knownCurrency(code string) bool {
