@@ -238,7 +238,7 @@ func (r *Reader) atEOF(line, off int64) {
 	default:
 		r.fail(&formats.ParseError{Line: max(line, 1), Offset: off, Err: fmt.Errorf("%w: document ends before it is closed", ErrSyntax)})
 	}
-	r.stopped = true
+	r.finish()
 }
 
 // skip passes over an element the reader does not use.

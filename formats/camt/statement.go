@@ -44,13 +44,17 @@ func (r *Reader) statementChild(t xml.StartElement, line, off int64) {
 		var s string
 		if r.decode(&s, &t, line, off) {
 			st.created = s
+			r.checkDate(s, "CreDtTm", line, off)
 		}
 	case "FrToDt":
 		var p struct {
+			FrDtTm string `xml:"FrDtTm"`
 			ToDtTm string `xml:"ToDtTm"`
 		}
 		if r.decode(&p, &t, line, off) {
 			st.toDate = p.ToDtTm
+			r.checkDate(p.FrDtTm, "FrToDt/FrDtTm", line, off)
+			r.checkDate(p.ToDtTm, "FrToDt/ToDtTm", line, off)
 		}
 	case "Acct":
 		var a xAcct
@@ -155,6 +159,15 @@ func (st *stmtState) book(code string, v int64, dir formats.Direction) bool {
 		t.Debits += v
 	}
 	return true
+}
+
+// checkDate refuses an impossible date in a statement's own dates: they
+// date entries that carry none, and a date that cannot exist means a file
+// that cannot be trusted.
+func (r *Reader) checkDate(s, field string, line, off int64) {
+	if _, err := date(xDate{DtTm: s}); err != nil {
+		r.fail(&formats.ParseError{Line: line, Offset: off, Field: field, Err: err})
+	}
 }
 
 // fallbackDate dates an entry that has neither value nor booking date:
