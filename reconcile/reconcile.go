@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/clearing-dev/clearing/corrections"
 	"github.com/clearing-dev/clearing/internal/db"
 	"github.com/clearing-dev/clearing/internal/money"
 	"github.com/clearing-dev/clearing/internal/report"
@@ -189,11 +190,16 @@ SELECT max(last_date) FILTER (WHERE side = 'statement'),
 		{"store classes", storeClasses, []any{o.Tenant, runID}},
 		{"store discrepancies", storeDiscrepancies, []any{o.Tenant, runID, o.WindowDays, last, propose}},
 	}
-	if propose {
-		steps = append(steps, step{"propose corrections", proposeCorrections, []any{o.Tenant, runID, o.Source, o.AdjustmentsAccount, o.SuspenseAccount}})
-	}
 	if err := run(ctx, tx, steps); err != nil {
 		return 0, err
+	}
+	if propose {
+		// The corrections package owns the proposals; it derives them from
+		// the discrepancies just stored, in this transaction.
+		if _, err := corrections.Propose(ctx, tx, corrections.Proposal{Tenant: o.Tenant, Run: runID, Source: o.Source,
+			AdjustmentsAccount: o.AdjustmentsAccount, SuspenseAccount: o.SuspenseAccount}); err != nil {
+			return 0, err
+		}
 	}
 	if err := storeTotals(ctx, tx, o, runID, last); err != nil {
 		return 0, err

@@ -323,25 +323,3 @@ SELECT $1, $2, row_number() OVER (ORDER BY c.class, c.reference, p.posting_key, 
   LEFT JOIN recon_exponent el ON el.currency = c.l_currency
   LEFT JOIN recon_exponent es ON es.currency = c.s_currency
  WHERE c.class <> 'matched'`
-
-// proposeCorrections proposes, for each break that a posting can settle, a
-// correction under a key derived from what it corrects. Proposing the same
-// correction again (a re-run, a concurrent run) adds nothing, and a
-// rejected correction is not proposed again.
-const proposeCorrections = `
-INSERT INTO corrections (tenant_id, correction_key, posting_key, class, source, reference, refers_to, line_id,
-                         amount_minor, currency, direction, counter_account, settlement_account, value_date,
-                         explanation, proposed_by_run)
-SELECT $1, d.correction_key, CASE d.class WHEN 'missing_in_ledger' THEN d.line_key ELSE d.correction_key END,
-       d.class, $3, d.reference, d.posting_id, d.line_id, abs(d.delta), d.currency,
-       CASE WHEN d.delta > 0 THEN 'C' ELSE 'D' END,
-       CASE d.class WHEN 'missing_in_ledger' THEN $5 ELSE $4 END, 'settlement:' || $3,
-       d.value_date, d.explanation, $2
-  FROM (SELECT *, CASE class WHEN 'amount_mismatch' THEN statement_amount - ledger_amount ELSE statement_amount END AS delta,
-               coalesce(ledger_currency, statement_currency) AS currency,
-               coalesce(statement_date, ledger_date) AS value_date
-          FROM discrepancies
-         WHERE tenant_id = $1 AND run_id = $2 AND correction_key IS NOT NULL) d
- WHERE d.delta <> 0
- ORDER BY d.correction_key
-ON CONFLICT (tenant_id, correction_key) DO NOTHING`

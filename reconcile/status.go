@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/clearing-dev/clearing/corrections"
 	"github.com/clearing-dev/clearing/internal/ledger"
 )
 
@@ -14,8 +15,8 @@ import (
 // that compared it listed for it (nothing when it matched there), and the
 // corrections derived from it.
 type Status struct {
-	Discrepancies []KeyDiscrepancy `json:"discrepancies"`
-	Corrections   []Correction     `json:"corrections"`
+	Discrepancies []KeyDiscrepancy         `json:"discrepancies"`
+	Corrections   []corrections.Correction `json:"corrections"`
 }
 
 // KeyDiscrepancy is one run's verdict on a key.
@@ -58,14 +59,6 @@ SELECT d.run_id, n.created_at, d.class, d.explanation
 	}); err != nil {
 		return s, fmt.Errorf("reconcile: status of %q: %w", key, err)
 	}
-	rows, err = q.Query(ctx, selectCorrections+`
- WHERE c.tenant_id = $1 AND (c.posting_key = $2 OR (c.correction_key > $2 || ':' AND c.correction_key < $2 || ';'))
- ORDER BY c.id`, tenant, key)
-	if err != nil {
-		return s, fmt.Errorf("reconcile: corrections of %q: %w", key, err)
-	}
-	if s.Corrections, err = pgx.CollectRows(rows, scanCorrection); err != nil {
-		return s, fmt.Errorf("reconcile: corrections of %q: %w", key, err)
-	}
-	return s, nil
+	s.Corrections, err = corrections.OfKey(ctx, q, tenant, key)
+	return s, err
 }

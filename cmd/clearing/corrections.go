@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clearing-dev/clearing/corrections"
 	"github.com/clearing-dev/clearing/internal/money"
 	"github.com/clearing-dev/clearing/internal/output"
-	"github.com/clearing-dev/clearing/reconcile"
 )
 
 func newCorrectionsCommand(g *globalOptions) *cobra.Command {
@@ -60,7 +60,7 @@ func newCorrectionsListCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			defer d.Close(ctx)
-			cs, err := reconcile.ListCorrections(ctx, d.pool, g.tenant, status, run)
+			cs, err := corrections.ListCorrections(ctx, d.pool, g.tenant, status, run)
 			if err != nil {
 				return err
 			}
@@ -103,7 +103,7 @@ func newCorrectionsShowCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			defer d.Close(ctx)
-			c, err := reconcile.GetCorrection(ctx, d.pool, g.tenant, id)
+			c, err := corrections.GetCorrection(ctx, d.pool, g.tenant, id)
 			if err != nil {
 				return err
 			}
@@ -197,16 +197,19 @@ func runApprove(ctx context.Context, g *globalOptions, ids []int64, f decisionFl
 		return err
 	}
 	defer d.Close(ctx)
-	var results []reconcile.Approval
+	var results []corrections.Approval
 	var failures []error
 	for _, id := range ids {
-		a, err := reconcile.Approve(ctx, d.pool, g.tenant, id, f.operator, f.reason)
+		a, err := corrections.Approve(ctx, d.pool, g.tenant, id, f.operator, f.reason)
 		if err != nil {
 			if !isDecisionRefusal(err) {
 				return err
 			}
 			failures = append(failures, err)
-			a = reconcile.Approval{ID: id, Status: "refused", Note: err.Error()}
+			// The note is for the operator, like stderr: without the Go
+			// package's prefix, which the move of the workflow out of
+			// reconcile would otherwise have changed.
+			a = corrections.Approval{ID: id, Status: "refused", Note: userMessage(err)}
 		}
 		results = append(results, a)
 	}
@@ -223,9 +226,9 @@ func runApprove(ctx context.Context, g *globalOptions, ids []int64, f decisionFl
 // isDecisionRefusal tells a refusal of one correction (which the others do
 // not share) from a failure of the database or the process.
 func isDecisionRefusal(err error) bool {
-	for _, e := range []error{reconcile.ErrCorrectionNotFound, reconcile.ErrRejectedCorrection, reconcile.ErrSameOperator,
-		reconcile.ErrStale, reconcile.ErrNotPermitted, reconcile.ErrAlreadyPosted, reconcile.ErrInvalidDecision,
-		reconcile.ErrNotApproved} {
+	for _, e := range []error{corrections.ErrCorrectionNotFound, corrections.ErrRejectedCorrection, corrections.ErrSameOperator,
+		corrections.ErrStale, corrections.ErrNotPermitted, corrections.ErrAlreadyPosted, corrections.ErrInvalidDecision,
+		corrections.ErrNotApproved} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -253,7 +256,7 @@ func newCorrectionsRejectCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			defer d.Close(ctx)
-			c, err := reconcile.Reject(ctx, d.pool, g.tenant, id, f.operator, f.reason)
+			c, err := corrections.Reject(ctx, d.pool, g.tenant, id, f.operator, f.reason)
 			if err != nil {
 				return err
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clearing-dev/clearing/corrections"
 	"github.com/clearing-dev/clearing/ingest"
 	"github.com/clearing-dev/clearing/internal/demo"
 	"github.com/clearing-dev/clearing/internal/ledger"
@@ -327,10 +328,10 @@ var jsonTypes = map[string]any{
 	"statement import":    []reconcile.ImportSummary{},
 	"reconcile":           report.Report{},
 	"report":              report.Report{},
-	"corrections list":    []reconcile.Correction{},
-	"corrections show":    reconcile.Correction{},
-	"corrections approve": []reconcile.Approval{},
-	"corrections reject":  reconcile.Correction{},
+	"corrections list":    []corrections.Correction{},
+	"corrections show":    corrections.Correction{},
+	"corrections approve": []corrections.Approval{},
+	"corrections reject":  corrections.Correction{},
 	"config get":          []settings.Setting{},
 	"config set":          settings.Setting{},
 	"generate demo":       demo.Scenario{},

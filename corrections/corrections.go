@@ -1,4 +1,4 @@
-package reconcile
+package corrections
 
 import (
 	"context"
@@ -14,43 +14,6 @@ import (
 
 	"github.com/clearing-dev/clearing/internal/failpoint"
 	"github.com/clearing-dev/clearing/internal/ledger"
-)
-
-// Sentinel errors of the correction workflow.
-var (
-	ErrCorrectionNotFound = errors.New("reconcile: no such correction")
-	// ErrRejectedCorrection means the correction was rejected; rejection
-	// is final.
-	ErrRejectedCorrection = errors.New("reconcile: the correction was rejected")
-	// ErrAlreadyPosted means a rejection came after the correction posted.
-	ErrAlreadyPosted = errors.New("reconcile: the correction is already posted")
-	// ErrSameOperator means this login, or this person under another
-	// login, already approved the correction, and a different operator (a
-	// second login and a second person) is needed.
-	ErrSameOperator = errors.New("reconcile: four eyes: a different operator must approve")
-	// ErrStale means the discrepancy the correction was proposed for no
-	// longer exists.
-	ErrStale = errors.New("reconcile: the discrepancy no longer exists")
-	// ErrNotPermitted means the connection's login may not decide on
-	// corrections: it is not in clearing_approver, or it can act as the
-	// owner of the schema, whose approval never counts.
-	ErrNotPermitted = errors.New("reconcile: this database role may not decide on corrections")
-	// ErrInvalidDecision means the operator's name or the reason is empty
-	// once normalised.
-	ErrInvalidDecision = errors.New("reconcile: a decision needs the operator's name and a reason")
-	// ErrNotApproved means a correction was to post before enough
-	// different logins and people approved it.
-	ErrNotApproved = errors.New("reconcile: four eyes: the correction is not approved by enough operators")
-)
-
-// The SQLSTATEs that the correction functions of migration 00007 raise.
-const (
-	sqlstateNotFound    = "CA001"
-	sqlstateRejected    = "CA002"
-	sqlstateSameLogin   = "CA003"
-	sqlstateSamePerson  = "CA004"
-	sqlstateNotApproved = "CA005"
-	sqlstatePosted      = "CA007"
 )
 
 // Correction is a proposed (or decided) correction.
@@ -113,11 +76,11 @@ func ListCorrections(ctx context.Context, q ledger.Querier, tenant, status strin
  WHERE c.tenant_id = $1 AND ($2 = '' OR c.status = $2) AND ($3 = 0 OR c.proposed_by_run = $3)
  ORDER BY c.id DESC`, tenant, status, run)
 	if err != nil {
-		return nil, fmt.Errorf("reconcile: list corrections: %w", err)
+		return nil, fmt.Errorf("corrections: list corrections: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, scanCorrection)
 	if err != nil {
-		return nil, fmt.Errorf("reconcile: list corrections: %w", err)
+		return nil, fmt.Errorf("corrections: list corrections: %w", err)
 	}
 	if out == nil {
 		out = []Correction{}
@@ -135,7 +98,7 @@ func GetCorrection(ctx context.Context, q ledger.Querier, tenant string, id int6
 SELECT decision, operator, reason, db_role, coalesce(login, ''), decided_at FROM correction_decisions
  WHERE tenant_id = $1 AND correction_id = $2 ORDER BY id`, tenant, id)
 	if err != nil {
-		return c, fmt.Errorf("reconcile: decisions of correction %d: %w", id, err)
+		return c, fmt.Errorf("corrections: decisions of correction %d: %w", id, err)
 	}
 	c.Decisions, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Decision, error) {
 		var d Decision
@@ -148,16 +111,32 @@ SELECT decision, operator, reason, db_role, coalesce(login, ''), decided_at FROM
 func getCorrection(ctx context.Context, q ledger.Querier, tenant string, id int64) (Correction, error) {
 	rows, err := q.Query(ctx, selectCorrections+` WHERE c.tenant_id = $1 AND c.id = $2`, tenant, id)
 	if err != nil {
-		return Correction{}, fmt.Errorf("reconcile: correction %d: %w", id, err)
+		return Correction{}, fmt.Errorf("corrections: correction %d: %w", id, err)
 	}
 	c, err := pgx.CollectExactlyOneRow(rows, scanCorrection)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, fmt.Errorf("%w: %d", ErrCorrectionNotFound, id)
 	}
 	if err != nil {
-		return c, fmt.Errorf("reconcile: correction %d: %w", id, err)
+		return c, fmt.Errorf("corrections: correction %d: %w", id, err)
 	}
 	return c, nil
+}
+
+// OfKey returns, oldest first, every correction whose key derives from key
+// (key followed by ':') or that posts under key, for `clearing lookup`.
+func OfKey(ctx context.Context, q ledger.Querier, tenant, key string) ([]Correction, error) {
+	rows, err := q.Query(ctx, selectCorrections+`
+ WHERE c.tenant_id = $1 AND (c.posting_key = $2 OR (c.correction_key > $2 || ':' AND c.correction_key < $2 || ';'))
+ ORDER BY c.id`, tenant, key)
+	if err != nil {
+		return nil, fmt.Errorf("corrections: corrections of %q: %w", key, err)
+	}
+	out, err := pgx.CollectRows(rows, scanCorrection)
+	if err != nil {
+		return nil, fmt.Errorf("corrections: corrections of %q: %w", key, err)
+	}
+	return out, nil
 }
 
 // Approval is what one approval did.
@@ -291,7 +270,7 @@ SELECT r.id, EXISTS (SELECT 1 FROM discrepancies d
  WHERE r.tenant_id = $1 AND r.source = $2 AND $3 BETWEEN r.period_from AND r.period_to
  ORDER BY r.id DESC LIMIT 1`, tenant, c.Source, c.ValueDate, c.Key).Scan(&newer, &listed)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("reconcile: check correction %d: %w", c.ID, err)
+		return fmt.Errorf("corrections: check correction %d: %w", c.ID, err)
 	}
 	if err == nil && newer != c.ProposedByRun && !listed {
 		return fmt.Errorf("%w: reconciliation run %d, newer than run %d that proposed correction %d, no longer shows %s for reference %s",
@@ -331,7 +310,7 @@ SELECT p.posting_key FROM postings p
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil
 	case err != nil:
-		return fmt.Errorf("reconcile: check correction %d: %w", c.ID, err)
+		return fmt.Errorf("corrections: check correction %d: %w", c.ID, err)
 	case c.Class == "amount_mismatch":
 		return fmt.Errorf("%w: %s and the statement now agree", ErrStale, holder)
 	}
