@@ -50,73 +50,18 @@ func (r *Reader) entry(e *xEntry, line, off int64) {
 		r.skipped++
 		return
 	}
-	var details []*xTx
-	var btch *struct {
-		MsgId    string `xml:"MsgId"`
-		PmtInfId string `xml:"PmtInfId"`
-		NbOfTxs  string `xml:"NbOfTxs"`
-	}
-	for i := range e.NtryDtls {
-		nd := &e.NtryDtls[i]
-		if btch == nil && (nd.Btch.NbOfTxs != "" || nd.Btch.PmtInfId != "" || nd.Btch.MsgId != "") {
-			btch = &nd.Btch
-		}
-		for j := range nd.TxDtls {
-			details = append(details, &nd.TxDtls[j])
-		}
-	}
+	details, btch := flatten(e)
 	if len(details) > r.opts.MaxDetails {
 		pe("Ntry/NtryDtls", fmt.Errorf("%w: more than %d transaction details in one entry", formats.ErrTooLarge, r.opts.MaxDetails))
 		return
 	}
 	ec := entryCtx{line: line, off: off}
-	if ec.amount, ec.cur, err = amount(e.Amt); err != nil {
-		pe("Ntry/Amt", err)
+	if field, err := r.entryMoney(e, &ec); err != nil {
+		pe(field, err)
 		return
-	}
-	var ok bool
-	if ec.dir, ok = direction(e.CdtDbtInd); !ok {
-		pe("Ntry/CdtDbtInd", fmt.Errorf("%w: credit/debit indicator %q, want CRDT or DBIT", ErrField, e.CdtDbtInd))
-		return
-	}
-	booking, err := date(e.BookgDt)
-	if err != nil {
-		pe("Ntry/BookgDt", err)
-		return
-	}
-	if ec.value, err = date(e.ValDt); err != nil {
-		pe("Ntry/ValDt", err)
-		return
-	}
-	if ec.value.IsZero() {
-		ec.value = booking
-	}
-	if ec.value.IsZero() {
-		// Some banks leave both dates out of statement entries; the
-		// statement then dates them.
-		if d, from := st.fallbackDate(ec.cur.Code); !d.IsZero() {
-			ec.value = d
-			r.warn(line, off, WarnDateAssumed, "entry without a value or booking date; dated %s, %s", d.Format(time.DateOnly), from)
-		}
-	}
-	if ec.value.IsZero() {
-		pe("Ntry/ValDt", fmt.Errorf("%w: entry without a value date or booking date", ErrMissingField))
-		return
-	}
-	ec.reversal = isTrue(e.RvslInd)
-	ec.code = codeText(&e.BkTxCd)
-	ec.bankRef = bankRef(e)
-	ec.key = "camt:" + st.token + ":" + r.keySeq(ec.bankRef)
-	if !st.book(ec.cur.Code, ec.amount, ec.dir) {
-		pe("Ntry/Amt", fmt.Errorf("%w: the statement's entries sum past the limit", ErrAmount))
-		return
-	}
-	pmtInf := ""
-	if btch != nil {
-		pmtInf = btch.PmtInfId
 	}
 	if len(details) >= 2 {
-		lines, err := r.batch(&ec, e, details, pmtInf)
+		lines, err := r.batch(&ec, e, details, btch.PmtInfId)
 		if err != nil {
 			pe("Ntry/NtryDtls/TxDtls", err)
 			return
@@ -140,9 +85,9 @@ func (r *Reader) entry(e *xEntry, line, off int64) {
 		pe("Chrgs", err)
 		return
 	}
-	main := r.line(&ec, ec.key, ec.amount-fees, ec.dir, tx, &e.BkTxCd, pmtInf)
-	if btch != nil && btch.NbOfTxs != "" && btch.NbOfTxs != "1" {
-		main.Detail += " batch of " + digits(btch.NbOfTxs)
+	main := r.line(&ec, ec.key, ec.amount-fees, ec.dir, tx, &e.BkTxCd, btch.PmtInfId)
+	if n := strings.TrimSpace(btch.NbOfTxs); n != "" && n != "1" {
+		main.Detail += " batch of " + digits(n)
 	}
 	if !r.emit(main) || fees == 0 {
 		return
@@ -152,6 +97,68 @@ func (r *Reader) entry(e *xEntry, line, off int64) {
 	fee.Kind = formats.Clearing
 	fee.Detail = r.msg.name[:8] + " charges"
 	r.emit(fee)
+}
+
+// flatten returns an entry's transaction details across its NtryDtls, and
+// the first batch description.
+func flatten(e *xEntry) ([]*xTx, xBatch) {
+	var details []*xTx
+	var btch xBatch
+	found := false
+	for i := range e.NtryDtls {
+		nd := &e.NtryDtls[i]
+		if !found && (nd.Btch.NbOfTxs != "" || nd.Btch.PmtInfId != "" || nd.Btch.MsgId != "") {
+			btch, found = nd.Btch, true
+		}
+		for j := range nd.TxDtls {
+			details = append(details, &nd.TxDtls[j])
+		}
+	}
+	return details, btch
+}
+
+// entryMoney reads what every line of a booked entry shares: amount,
+// currency, direction, value date, reversal mark, code and key, and adds
+// the entry to its statement's totals. It names the element at fault.
+func (r *Reader) entryMoney(e *xEntry, ec *entryCtx) (string, error) {
+	st := r.st
+	var err error
+	if ec.amount, ec.cur, err = amount(e.Amt); err != nil {
+		return "Ntry/Amt", err
+	}
+	var ok bool
+	if ec.dir, ok = direction(e.CdtDbtInd); !ok {
+		return "Ntry/CdtDbtInd", fmt.Errorf("%w: credit/debit indicator %q, want CRDT or DBIT", ErrField, e.CdtDbtInd)
+	}
+	booking, err := date(e.BookgDt)
+	if err != nil {
+		return "Ntry/BookgDt", err
+	}
+	if ec.value, err = date(e.ValDt); err != nil {
+		return "Ntry/ValDt", err
+	}
+	if ec.value.IsZero() {
+		ec.value = booking
+	}
+	if ec.value.IsZero() {
+		// Some banks leave both dates out of statement entries; the
+		// statement then dates them.
+		if d, from := st.fallbackDate(ec.cur.Code); !d.IsZero() {
+			ec.value = d
+			r.warn(ec.line, ec.off, WarnDateAssumed, "entry without a value or booking date; dated %s, %s", d.Format(time.DateOnly), from)
+		}
+	}
+	if ec.value.IsZero() {
+		return "Ntry/ValDt", fmt.Errorf("%w: entry without a value date or booking date", ErrMissingField)
+	}
+	ec.reversal = isTrue(e.RvslInd)
+	ec.code = codeText(&e.BkTxCd)
+	ec.bankRef = bankRef(e)
+	ec.key = "camt:" + st.token + ":" + r.keySeq(ec.bankRef)
+	if !st.book(ec.cur.Code, ec.amount, ec.dir) {
+		return "Ntry/Amt", fmt.Errorf("%w: the statement's entries sum past the limit", ErrAmount)
+	}
+	return "", nil
 }
 
 // status reads Sts: BOOK is booked; PDNG, INFO and FUTR are not statement

@@ -119,11 +119,13 @@ type xEntry struct {
 	BkTxCd      xBkTxCd    `xml:"BkTxCd"`
 	Chrgs       []xCharges `xml:"Chrgs"`
 	NtryDtls    []struct {
-		Btch struct {
-			MsgId    string `xml:"MsgId"`
-			PmtInfId string `xml:"PmtInfId"`
-			NbOfTxs  string `xml:"NbOfTxs"`
-		} `xml:"Btch"`
-		TxDtls []xTx `xml:"TxDtls"`
+		Btch   xBatch `xml:"Btch"`
+		TxDtls []xTx  `xml:"TxDtls"`
 	} `xml:"NtryDtls"`
+}
+
+type xBatch struct {
+	MsgId    string `xml:"MsgId"`
+	PmtInfId string `xml:"PmtInfId"`
+	NbOfTxs  string `xml:"NbOfTxs"`
 }

@@ -3,9 +3,7 @@ package mt940
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/clearing-dev/clearing/formats"
 	"github.com/clearing-dev/clearing/internal/money"
@@ -86,15 +84,7 @@ func (r *Reader) field(ev *event) {
 	case "28C", "28":
 		m.number, m.hasNumber = strings.ReplaceAll(v, " ", ""), true
 	case "60F", "60M":
-		if m.opening != nil || m.entries > 0 {
-			r.failAt(ev, ev.tag, fmt.Errorf("%w: opening balance after another opening balance or a statement line", ErrStructure))
-			return
-		}
-		b, ok := r.balance(ev, v)
-		if !ok {
-			return
-		}
-		m.opening, m.cur, m.hasCur = &b, b.cur, true
+		r.opening(ev, v)
 	case "61":
 		r.statementLine(ev)
 	case "86":
@@ -102,22 +92,7 @@ func (r *Reader) field(ev *event) {
 			m.info.WriteString(ev.value())
 		}
 	case "62F", "62M":
-		if m.closing != nil {
-			r.failAt(ev, ev.tag, fmt.Errorf("%w: a second closing balance in one message", ErrStructure))
-			return
-		}
-		b, ok := r.balance(ev, v)
-		if !ok {
-			return
-		}
-		if m.hasCur && b.cur.Code != m.cur.Code {
-			r.failAt(ev, ev.tag, fmt.Errorf("%w: closing balance in %s, opening balance in %s", ErrAmount, b.cur.Code, m.cur.Code))
-			return
-		}
-		m.closing = &b
-		if !m.hasCur {
-			m.cur, m.hasCur = b.cur, true
-		}
+		r.closing(ev, v)
 	case "64", "65":
 		if err := impossibleDate(v, 1); err != nil {
 			r.failAt(ev, ev.tag, err)
@@ -127,14 +102,7 @@ func (r *Reader) field(ev *event) {
 			r.warn(ev.line, ev.offset, WarnBalance, ":%s: balance cannot be read and enters no check: %v", ev.tag, err)
 		}
 	case "34F":
-		m.is942 = true
-		if len(v) >= 3 && !m.hasCur {
-			if c, err := currency(v[:3]); err == nil {
-				m.cur, m.hasCur = c, true
-			} else {
-				r.failAt(ev, ev.tag, err)
-			}
-		}
+		r.floorLimit(ev, v)
 	case "13D", "13":
 		if err := impossibleDate(v, 0); err != nil {
 			r.failAt(ev, ev.tag, err)
@@ -148,6 +116,54 @@ func (r *Reader) field(ev *event) {
 	default:
 		r.warn(ev.line, ev.offset, WarnTag, "field :%s: is not used and was ignored", ev.tag)
 	}
+}
+
+// opening reads :60F: or :60M:, which fixes the currency of the lines.
+func (r *Reader) opening(ev *event, v string) {
+	m := r.msg
+	if m.opening != nil || m.entries > 0 {
+		r.failAt(ev, ev.tag, fmt.Errorf("%w: opening balance after another opening balance or a statement line", ErrStructure))
+		return
+	}
+	if b, ok := r.balance(ev, v); ok {
+		m.opening, m.cur, m.hasCur = &b, b.cur, true
+	}
+}
+
+// closing reads :62F: or :62M:, in the opening balance's currency.
+func (r *Reader) closing(ev *event, v string) {
+	m := r.msg
+	if m.closing != nil {
+		r.failAt(ev, ev.tag, fmt.Errorf("%w: a second closing balance in one message", ErrStructure))
+		return
+	}
+	b, ok := r.balance(ev, v)
+	if !ok {
+		return
+	}
+	if m.hasCur && b.cur.Code != m.cur.Code {
+		r.failAt(ev, ev.tag, fmt.Errorf("%w: closing balance in %s, opening balance in %s", ErrAmount, b.cur.Code, m.cur.Code))
+		return
+	}
+	m.closing = &b
+	if !m.hasCur {
+		m.cur, m.hasCur = b.cur, true
+	}
+}
+
+// floorLimit reads an MT942 :34F:, whose currency is the report's.
+func (r *Reader) floorLimit(ev *event, v string) {
+	m := r.msg
+	m.is942 = true
+	if len(v) < 3 || m.hasCur {
+		return
+	}
+	c, err := currency(v[:3])
+	if err != nil {
+		r.failAt(ev, ev.tag, err)
+		return
+	}
+	m.cur, m.hasCur = c, true
 }
 
 // account hashes the :25: account: an IBAN (with or without a currency
@@ -216,146 +232,6 @@ func (r *Reader) total90(ev *event, v string) {
 	} else {
 		r.msg.sum90C = t
 	}
-}
-
-// statementLine reads a :61: field into the pending record, which its
-// :86: fields complete.
-func (r *Reader) statementLine(ev *event) {
-	m := r.msg
-	mt942 := m.is942 || m.typ == "942"
-	switch {
-	case !m.hasAcct:
-		r.failAt(ev, "61", fmt.Errorf("%w: statement line before the account (:25:)", ErrStructure))
-		return
-	case m.opening == nil && !mt942:
-		r.failAt(ev, "61", fmt.Errorf("%w: statement line before the opening balance (:60F:)", ErrStructure))
-		return
-	case m.closing != nil:
-		r.failAt(ev, "61", fmt.Errorf("%w: statement line after the closing balance (:62F:)", ErrStructure))
-		return
-	case !m.hasCur:
-		r.failAt(ev, "61", fmt.Errorf("%w: statement line before any field that gives the currency", ErrStructure))
-		return
-	}
-	l, err := parseLine61(strings.TrimSpace(ev.lines[0]), m.cur)
-	if err != nil {
-		r.failAt(ev, "61", err)
-		return
-	}
-	if l.noComma {
-		r.warn(ev.line, ev.offset, WarnAmountComma, "amount without a decimal comma, read as whole %s", m.cur.Code)
-	}
-	m.entries++
-	if l.dir == formats.Credit {
-		if m.credits > maxTotal-l.amount {
-			r.failAt(ev, "61", fmt.Errorf("%w: the statement's lines sum past the limit", ErrAmount))
-			return
-		}
-		m.credits += l.amount
-	} else {
-		if m.debits > maxTotal-l.amount {
-			r.failAt(ev, "61", fmt.Errorf("%w: the statement's lines sum past the limit", ErrAmount))
-			return
-		}
-		m.debits += l.amount
-	}
-	kind := "MT940"
-	if mt942 {
-		kind = "MT942"
-	}
-	rec := formats.Record{
-		Key:       r.key(&l),
-		Kind:      formats.Clearing,
-		Detail:    kind + " " + printable(l.txType),
-		Amount:    l.amount,
-		Currency:  m.cur.Code,
-		Direction: l.dir,
-		Account:   m.account,
-		ValueDate: l.value,
-		LineType:  lineType(&l, r.opts.TypeCodes),
-		Line:      ev.line,
-		Offset:    ev.offset,
-	}
-	if l.reversal {
-		rec.Detail += " reversal"
-	}
-	if l.amount == 0 {
-		rec.Kind = formats.Notice
-	}
-	m.pending, m.line61 = &rec, l
-	m.info.Reset()
-}
-
-// key is "mt940:<account token>:<statement>:<value date>:<bank reference>",
-// or with "#n", the line's position among the statement's lines without a
-// bank reference. A reference repeated on adjacent lines of one value date
-// gets "~2", "~3". An unnumbered statement (":28C:0", as many German banks
-// send) is told apart by its opening balance: "0@2020-02-19C308500".
-func (r *Reader) key(l *line61) string {
-	m := r.msg
-	if m.stmtSeg == "" {
-		num, _, _ := strings.Cut(m.number, "/")
-		seg := keySegment(m.number)
-		if strings.Trim(num, "0") == "" {
-			if seg == "" {
-				seg = "0"
-			}
-			switch {
-			case m.opening != nil:
-				sign, v := "C", m.opening.amount
-				if v < 0 {
-					sign, v = "D", -v
-				}
-				seg += "@" + m.opening.date.Format(time.DateOnly) + sign + fmt.Sprint(v)
-			case m.dt13 != "":
-				seg += "@" + keySegment(m.dt13)
-			}
-		}
-		m.stmtSeg = seg
-	}
-	base := "mt940:" + m.token + ":" + m.stmtSeg + ":" + l.value.Format(time.DateOnly) + ":"
-	bank := ref(l.bankRef)
-	if bank == "" {
-		m.blank++
-		m.lastRef, m.refRun = "", 0
-		return base + "#" + fmt.Sprint(m.blank)
-	}
-	seq := l.value.Format(time.DateOnly) + "|" + bank
-	if m.refRun > 0 && seq == m.lastRef {
-		m.refRun++
-		return base + keySegment(bank) + "~" + fmt.Sprint(m.refRun)
-	}
-	m.lastRef, m.refRun = seq, 1
-	return base + keySegment(bank)
-}
-
-// flushPending completes the pending statement line with the references
-// of its :86: and returns it.
-func (r *Reader) flushPending() {
-	m := r.msg
-	if m == nil || m.pending == nil {
-		return
-	}
-	rec := m.pending
-	m.pending = nil
-	in := parseInfo(m.info.String())
-	m.info.Reset()
-	var refs []string
-	for _, s := range []string{in.eref, m.line61.custRef, in.kref, in.remi, m.line61.bankRef} {
-		if s = ref(s); s != "" && !slices.Contains(refs, s) {
-			refs = append(refs, s)
-		}
-	}
-	if len(refs) > 0 {
-		rec.Reference = refs[0]
-	}
-	if len(refs) > 1 {
-		rec.AltReference = refs[1]
-	}
-	if in.gvc != "" {
-		rec.Detail += " GVC " + in.gvc
-	}
-	r.emit(*rec)
 }
 
 // endMessage checks the open message: an account, and for MT940 an opening
