@@ -26,7 +26,6 @@ import (
 	"github.com/clearing-dev/clearing/ingest"
 	"github.com/clearing-dev/clearing/internal/output"
 	"github.com/clearing-dev/clearing/internal/report"
-	"github.com/clearing-dev/clearing/internal/stage"
 	"github.com/clearing-dev/clearing/internal/tenant"
 	"github.com/clearing-dev/clearing/reconcile"
 )
@@ -476,7 +475,7 @@ func (g *globalOptions) reportRejected(file string, err error) {
 		return
 	}
 	attrs := []any{slog.String("file", file)}
-	var rej *stage.RejectedError
+	var rej *ingest.RejectedError
 	if errors.As(err, &rej) {
 		reasons := make([]string, len(rej.Errs))
 		for i, e := range rej.Errs {
@@ -498,8 +497,8 @@ func (g *globalOptions) reportRejected(file string, err error) {
 var packagePrefix = regexp.MustCompile(`(^|\n[ \t]*|: )(?:(?:` + strings.Join(modulePackages, "|") + `): )+`)
 
 // modulePackages are the names of the module's packages.
-var modulePackages = []string{"ach", "bai2", "bench", "camt", "corpus", "corrections", "csv", "db", "demo", "failpoint", "formats",
-	"infile", "ingest", "ipm", "iso8583", "ledger", "migrations", "money", "mt940", "output", "pgtest", "pii", "reconcile",
+var modulePackages = []string{"ach", "bai2", "bench", "camt", "corpus", "corrections", "csv", "db", "demo", "failpoint",
+	"formats", "infile", "ingest", "ipm", "iso8583", "ledger", "migrations", "money", "mt940", "output", "pgtest", "pii", "reconcile",
 	"registry", "report", "runs", "settings", "stage", "tenant"}
 
 // userMessage is err's text for an operator: without package prefixes.
