@@ -8,15 +8,15 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/clearing-dev/clearing/internal/db"
+	"github.com/clearing-dev/clearing/internal/db/embedded"
 )
 
 // server is the PostgreSQL that both clearing and the baselines use.
 type server struct {
 	url      string // what the clearing subprocesses get as CLEARING_DATABASE_URL
 	pool     *pgxpool.Pool
-	embedded *db.Embedded // nil for a configured server
-	home     string       // the throw-away cluster's folder, removed on close
+	embedded *embedded.Cluster // nil for a configured server
+	home     string            // the throw-away cluster's folder, removed on close
 }
 
 // openServer connects to url, or starts a throw-away embedded cluster in a
@@ -38,7 +38,7 @@ func openServer(ctx context.Context, url string) (*server, error) {
 			return nil, err
 		}
 		s.home = tmp
-		e, err := db.StartEmbedded(ctx, db.EmbeddedOptions{Home: filepath.Join(tmp, "home")})
+		e, err := embedded.Start(ctx, embedded.Options{Home: filepath.Join(tmp, "home")})
 		if err != nil {
 			os.RemoveAll(tmp)
 			return nil, fmt.Errorf("start a throw-away PostgreSQL (or set -database-url): %w", err)

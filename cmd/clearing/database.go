@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clearing-dev/clearing/internal/db"
+	"github.com/clearing-dev/clearing/internal/db/embedded"
 	"github.com/clearing-dev/clearing/internal/ledger"
 	"github.com/clearing-dev/clearing/internal/pii"
 )
@@ -21,7 +22,7 @@ var errSchema = errors.New("database schema mismatch")
 // database is an open connection pool and whatever must stop with it.
 type database struct {
 	pool     *pgxpool.Pool
-	embedded *db.Embedded
+	embedded *embedded.Cluster
 	log      *slog.Logger
 }
 
@@ -54,7 +55,7 @@ func (g *globalOptions) open(ctx context.Context, skipSchemaCheck bool) (*databa
 	url := g.databaseURLFromEnv()
 	if url == "" {
 		home := os.Getenv("CLEARING_HOME")
-		e, err := db.StartEmbedded(ctx, db.EmbeddedOptions{Home: home, Logger: g.log})
+		e, err := embedded.Start(ctx, embedded.Options{Home: home, Logger: g.log})
 		if err != nil {
 			return nil, err
 		}

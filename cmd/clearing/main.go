@@ -497,7 +497,7 @@ func (g *globalOptions) reportRejected(file string, err error) {
 var packagePrefix = regexp.MustCompile(`(^|\n[ \t]*|: )(?:(?:` + strings.Join(modulePackages, "|") + `): )+`)
 
 // modulePackages are the names of the module's packages.
-var modulePackages = []string{"ach", "bai2", "bench", "camt", "corpus", "corrections", "csv", "db", "demo", "failpoint",
+var modulePackages = []string{"ach", "bai2", "bench", "camt", "corpus", "corrections", "csv", "db", "demo", "embedded", "failpoint",
 	"formats", "infile", "ingest", "ipm", "iso8583", "ledger", "migrations", "money", "mt940", "output", "pgtest", "pii", "reconcile",
 	"registry", "report", "runs", "settings", "stage", "tenant"}
 

@@ -6,15 +6,15 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/clearing-dev/clearing/internal/db"
+	"github.com/clearing-dev/clearing/internal/db/embedded"
 )
 
 // Cluster is a throw-away PostgreSQL cluster in a temporary folder, built
 // with the embedded cluster's code. It trades durability for speed
-// (db.EmbeddedOptions.Ephemeral) and is deleted by Stop.
+// (embedded.Options.Ephemeral) and is deleted by Stop.
 type Cluster struct {
 	dir string
-	emb *db.Embedded
+	emb *embedded.Cluster
 }
 
 // StartCluster creates and starts a throw-away cluster. It needs only the
@@ -26,13 +26,13 @@ func StartCluster(ctx context.Context) (*Cluster, error) {
 	}
 	if os.Geteuid() == 0 {
 		// The server runs as the postgres user, which must pass through
-		// this folder to reach its own (db.StartEmbedded).
+		// this folder to reach its own (embedded.Start).
 		if err := os.Chmod(dir, 0o711); err != nil {
 			os.RemoveAll(dir)
 			return nil, fmt.Errorf("pgtest: %w", err)
 		}
 	}
-	emb, err := db.StartEmbedded(ctx, db.EmbeddedOptions{
+	emb, err := embedded.Start(ctx, embedded.Options{
 		Home:      dir,
 		Database:  "postgres",
 		Ephemeral: true,

@@ -1,4 +1,4 @@
-package db
+package embedded
 
 import (
 	"errors"
@@ -34,13 +34,13 @@ func serverAccountFor(pgDir, want string) (serverAccount, error) {
 	if st, err := os.Stat(pgDir); err == nil {
 		owner = int(st.Sys().(*syscall.Stat_t).Uid)
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return serverAccount{}, fmt.Errorf("db: %w", err)
+		return serverAccount{}, fmt.Errorf("embedded: %w", err)
 	}
 	euid := os.Geteuid()
 	if euid != 0 {
 		if owner >= 0 && owner != euid {
-			return serverAccount{}, fmt.Errorf("db: %s belongs to user id %d, and only its owner can run that cluster; "+
-				"run clearing as that user or set CLEARING_HOME to another folder: %w", pgDir, owner, ErrEmbeddedHome)
+			return serverAccount{}, fmt.Errorf("embedded: %s belongs to user id %d, and only its owner can run that cluster; "+
+				"run clearing as that user or set CLEARING_HOME to another folder: %w", pgDir, owner, ErrHome)
 		}
 		name := strconv.Itoa(euid)
 		if u, err := user.Current(); err == nil {
@@ -69,10 +69,10 @@ func accountOf(u *user.User) (serverAccount, error) {
 	uid, err1 := strconv.Atoi(u.Uid)
 	gid, err2 := strconv.Atoi(u.Gid)
 	if err := errors.Join(err1, err2); err != nil {
-		return serverAccount{}, fmt.Errorf("db: user %s: %w", u.Username, err)
+		return serverAccount{}, fmt.Errorf("embedded: user %s: %w", u.Username, err)
 	}
 	if uid == 0 {
-		return serverAccount{}, fmt.Errorf("db: user %s is root: %w", u.Username, ErrNoServerUser)
+		return serverAccount{}, fmt.Errorf("embedded: user %s is root: %w", u.Username, ErrNoServerUser)
 	}
 	a := serverAccount{name: u.Username, uid: uid, groups: []int{gid}}
 	cred := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
@@ -94,7 +94,7 @@ func (a serverAccount) own(path string) error {
 		return nil
 	}
 	if err := os.Lchown(path, a.uid, a.groups[0]); err != nil {
-		return fmt.Errorf("db: %w", err)
+		return fmt.Errorf("embedded: %w", err)
 	}
 	return nil
 }
@@ -120,10 +120,10 @@ func (a serverAccount) checkReachable(dir string) error {
 	if blocked == "" {
 		return nil
 	}
-	return fmt.Errorf("db: PostgreSQL refuses to run as root, so the embedded server runs as OS user %s, which cannot enter %s; "+
+	return fmt.Errorf("embedded: PostgreSQL refuses to run as root, so the embedded server runs as OS user %s, which cannot enter %s; "+
 		"set CLEARING_HOME to a folder it can reach, such as /var/lib/clearing (the default for root), "+
 		"let it pass through %s (chmod o+x), or use --database-url or CLEARING_DATABASE_URL: %w",
-		a.name, blocked, blocked, ErrEmbeddedHome)
+		a.name, blocked, blocked, ErrHome)
 }
 
 // canEnter applies the owner, group and other execute bits of st the way

@@ -1,4 +1,4 @@
-package db
+package embedded
 
 import (
 	"context"
@@ -34,9 +34,9 @@ const spawnAttempts = 5
 // prepare creates the cluster if needed and makes sure its server answers,
 // starting it when nobody runs it. The caller holds the control lock.
 // started reports whether this call started the server.
-func (e *Embedded) prepare(ctx context.Context, deadline time.Time) (started bool, err error) {
+func (e *Cluster) prepare(ctx context.Context, deadline time.Time) (started bool, err error) {
 	if err := os.Mkdir(e.pgDir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return false, fmt.Errorf("db: %w", err)
+		return false, fmt.Errorf("embedded: %w", err)
 	}
 	if err := e.account.own(e.pgDir); err != nil {
 		return false, err
@@ -50,25 +50,25 @@ func (e *Embedded) prepare(ctx context.Context, deadline time.Time) (started boo
 // initCluster runs initdb on first use. It builds the cluster under a
 // temporary name and renames it into place only when it is complete, so a
 // process killed halfway leaves nothing that a later start would trust.
-func (e *Embedded) initCluster(ctx context.Context) error {
+func (e *Cluster) initCluster(ctx context.Context) error {
 	if _, err := os.Stat(filepath.Join(e.dataDir, "PG_VERSION")); err == nil {
 		return nil
 	}
 	if _, err := os.Stat(e.dataDir); err == nil {
-		return fmt.Errorf("db: %s exists but holds no PostgreSQL cluster; move it away to let clearing create one: %w",
-			e.dataDir, ErrEmbeddedHome)
+		return fmt.Errorf("embedded: %s exists but holds no PostgreSQL cluster; move it away to let clearing create one: %w",
+			e.dataDir, ErrHome)
 	}
 	began := time.Now()
 	tmp := e.dataDir + ".initdb"
 	if err := os.RemoveAll(tmp); err != nil {
-		return fmt.Errorf("db: %w", err)
+		return fmt.Errorf("embedded: %w", err)
 	}
 	args := []string{"-D", tmp, "-U", superuser, "-A", "trust", "-E", "UTF8", "--locale=C", "--data-checksums"}
 	if e.ephemeral {
 		args = append(args, "--no-sync")
 	}
 	if out, err := e.command(ctx, "initdb", args...).CombinedOutput(); err != nil {
-		return fmt.Errorf("db: initdb %s: %v\n%s\n%w", tmp, err, lastLines(string(out), 20), ErrEmbeddedServer)
+		return fmt.Errorf("embedded: initdb %s: %v\n%s\n%w", tmp, err, lastLines(string(out), 20), ErrServer)
 	}
 	if err := e.writeFile(filepath.Join(tmp, "pg_hba.conf"), hbaConf, false); err != nil {
 		return err
@@ -77,7 +77,7 @@ func (e *Embedded) initCluster(ctx context.Context) error {
 		return err
 	}
 	if err := os.Rename(tmp, e.dataDir); err != nil {
-		return fmt.Errorf("db: %w", err)
+		return fmt.Errorf("embedded: %w", err)
 	}
 	if err := syncDir(e.pgDir); err != nil {
 		return err
@@ -102,7 +102,7 @@ const includeLine = "include 'clearing.conf'\n"
 
 // serverConf renders clearing.conf. It is rewritten before every start, so
 // a moved home or a changed option takes effect.
-func (e *Embedded) serverConf() string {
+func (e *Cluster) serverConf() string {
 	var b strings.Builder
 	b.WriteString("# Written by clearing before every start of this server; edits are lost.\n")
 	b.WriteString("# Use ALTER SYSTEM (postgresql.auto.conf) to change a setting.\n")
@@ -126,7 +126,7 @@ func quoteConfValue(s string) string {
 // starting the server when no live server owns the cluster. A server that
 // is starting or shutting down (its starter or stopper may have been
 // killed) is waited for.
-func (e *Embedded) ensureRunning(ctx context.Context, deadline time.Time) (started bool, err error) {
+func (e *Cluster) ensureRunning(ctx context.Context, deadline time.Time) (started bool, err error) {
 	var srv *serverProcess
 	attempts := 0
 	wait := 2 * time.Millisecond
@@ -138,7 +138,7 @@ func (e *Embedded) ensureRunning(ctx context.Context, deadline time.Time) (start
 		var pgErr *pgconn.PgError
 		answered := errors.As(err, &pgErr)
 		if answered && pgErr.Code != sqlstateCannotConnectNow {
-			return false, fmt.Errorf("db: embedded server: %w", err)
+			return false, fmt.Errorf("embedded: embedded server: %w", err)
 		}
 		switch {
 		case srv != nil && srv.exited():
@@ -168,7 +168,7 @@ func (e *Embedded) ensureRunning(ctx context.Context, deadline time.Time) (start
 		}
 		select {
 		case <-ctx.Done():
-			return false, fmt.Errorf("db: waiting for the embedded server: %w", ctx.Err())
+			return false, fmt.Errorf("embedded: waiting for the embedded server: %w", ctx.Err())
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 20*time.Millisecond)
@@ -177,7 +177,7 @@ func (e *Embedded) ensureRunning(ctx context.Context, deadline time.Time) (start
 
 // startIfDown starts the server unless a live one owns the cluster, in which
 // case it returns nil and the caller waits for that one to answer.
-func (e *Embedded) startIfDown() (*serverProcess, error) {
+func (e *Cluster) startIfDown() (*serverProcess, error) {
 	state, pid := e.postmasterState()
 	switch state {
 	case serverLive:
@@ -198,7 +198,7 @@ func (e *Embedded) startIfDown() (*serverProcess, error) {
 
 // ensureDatabase connects to the server and creates the database that
 // ConnString names when it is missing.
-func (e *Embedded) ensureDatabase(ctx context.Context) error {
+func (e *Cluster) ensureDatabase(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, e.connString("postgres"))
@@ -217,15 +217,15 @@ func (e *Embedded) ensureDatabase(ctx context.Context) error {
 
 // startFailed explains a server that would not start, with the end of its
 // log, where the server says why.
-func (e *Embedded) startFailed(what string, last error) error {
+func (e *Cluster) startFailed(what string, last error) error {
 	logPath := filepath.Join(e.pgDir, serverLogName)
-	return fmt.Errorf("db: the embedded PostgreSQL server in %s did not start: %s (last attempt: %v); the end of %s:\n%s\n%w",
-		e.dataDir, what, last, logPath, tailFile(logPath, 20), ErrEmbeddedServer)
+	return fmt.Errorf("embedded: the embedded PostgreSQL server in %s did not start: %s (last attempt: %v); the end of %s:\n%s\n%w",
+		e.dataDir, what, last, logPath, tailFile(logPath, 20), ErrServer)
 }
 
 // stop asks the server to shut down (fast: open transactions roll back) and
 // waits until it has. It reports whether there was a server to stop.
-func (e *Embedded) stop(ctx context.Context, deadline time.Time) (bool, error) {
+func (e *Cluster) stop(ctx context.Context, deadline time.Time) (bool, error) {
 	if state, _ := e.postmasterState(); state != serverLive {
 		return false, nil
 	}
@@ -237,7 +237,7 @@ func (e *Embedded) stop(ctx context.Context, deadline time.Time) (bool, error) {
 		if state, _ := e.postmasterState(); state != serverLive {
 			return true, nil
 		}
-		return false, fmt.Errorf("db: pg_ctl stop: %v: %s: %w", err, strings.TrimSpace(string(out)), ErrEmbeddedServer)
+		return false, fmt.Errorf("embedded: pg_ctl stop: %v: %s: %w", err, strings.TrimSpace(string(out)), ErrServer)
 	}
 	wait := 2 * time.Millisecond
 	for {
@@ -246,12 +246,12 @@ func (e *Embedded) stop(ctx context.Context, deadline time.Time) (bool, error) {
 		}
 		if time.Now().After(deadline) {
 			logPath := filepath.Join(e.pgDir, serverLogName)
-			return false, fmt.Errorf("db: the embedded server in %s did not stop within %s; the end of %s:\n%s\n%w",
-				e.dataDir, e.timeout, logPath, tailFile(logPath, 20), ErrEmbeddedServer)
+			return false, fmt.Errorf("embedded: the embedded server in %s did not stop within %s; the end of %s:\n%s\n%w",
+				e.dataDir, e.timeout, logPath, tailFile(logPath, 20), ErrServer)
 		}
 		select {
 		case <-ctx.Done():
-			return false, fmt.Errorf("db: asked the embedded server to stop, but did not wait: %w", ctx.Err())
+			return false, fmt.Errorf("embedded: asked the embedded server to stop, but did not wait: %w", ctx.Err())
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 20*time.Millisecond)
@@ -260,7 +260,7 @@ func (e *Embedded) stop(ctx context.Context, deadline time.Time) (bool, error) {
 
 // command prepares one of the server programs to run as the server's user,
 // in the cluster's folder, with an environment that cannot redirect it.
-func (e *Embedded) command(ctx context.Context, program string, args ...string) *exec.Cmd {
+func (e *Cluster) command(ctx context.Context, program string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, e.bin.path(program), args...)
 	cmd.Dir = e.pgDir
 	cmd.Env = serverEnv()
@@ -284,14 +284,14 @@ func serverEnv() []string {
 
 // writeFile writes (or appends to) a file in the cluster and gives it to
 // the server's user.
-func (e *Embedded) writeFile(path, content string, appendTo bool) error {
+func (e *Cluster) writeFile(path, content string, appendTo bool) error {
 	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
 	if appendTo {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
 	}
 	f, err := os.OpenFile(path, flags, 0o600)
 	if err != nil {
-		return fmt.Errorf("db: %w", err)
+		return fmt.Errorf("embedded: %w", err)
 	}
 	_, err = f.WriteString(content)
 	if err == nil {
@@ -301,7 +301,7 @@ func (e *Embedded) writeFile(path, content string, appendTo bool) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("db: %w", err)
+		return fmt.Errorf("embedded: %w", err)
 	}
 	return e.account.own(path)
 }
@@ -310,11 +310,11 @@ func (e *Embedded) writeFile(path, content string, appendTo bool) error {
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
-		return fmt.Errorf("db: %w", err)
+		return fmt.Errorf("embedded: %w", err)
 	}
 	defer d.Close()
 	if err := d.Sync(); err != nil {
-		return fmt.Errorf("db: %w", err)
+		return fmt.Errorf("embedded: %w", err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package db
+package embedded
 
 import (
 	"context"
@@ -40,7 +40,7 @@ const (
 func lockFile(ctx context.Context, path string, how int, deadline time.Time) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("db: lock: %w", err)
+		return nil, fmt.Errorf("embedded: lock: %w", err)
 	}
 	wait := time.Millisecond
 	for {
@@ -50,17 +50,17 @@ func lockFile(ctx context.Context, path string, how int, deadline time.Time) (*o
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			f.Close()
-			return nil, fmt.Errorf("db: lock %s: %w", path, err)
+			return nil, fmt.Errorf("embedded: lock %s: %w", path, err)
 		}
 		if time.Now().After(deadline) {
 			f.Close()
-			return nil, fmt.Errorf("db: %s is still held by another clearing process after waiting until %s; "+
-				"if that process hangs, stop it: %w", path, deadline.Format(time.TimeOnly), ErrEmbeddedServer)
+			return nil, fmt.Errorf("embedded: %s is still held by another clearing process after waiting until %s; "+
+				"if that process hangs, stop it: %w", path, deadline.Format(time.TimeOnly), ErrServer)
 		}
 		select {
 		case <-ctx.Done():
 			f.Close()
-			return nil, fmt.Errorf("db: waiting for %s: %w", path, ctx.Err())
+			return nil, fmt.Errorf("embedded: waiting for %s: %w", path, ctx.Err())
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 25*time.Millisecond)
@@ -73,7 +73,7 @@ func lockFile(ctx context.Context, path string, how int, deadline time.Time) (*o
 func soleUser(path string) (bool, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return false, fmt.Errorf("db: lock: %w", err)
+		return false, fmt.Errorf("embedded: lock: %w", err)
 	}
 	defer f.Close()
 	err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
@@ -83,7 +83,7 @@ func soleUser(path string) (bool, error) {
 	case errors.Is(err, syscall.EWOULDBLOCK):
 		return false, nil
 	default:
-		return false, fmt.Errorf("db: lock %s: %w", path, err)
+		return false, fmt.Errorf("embedded: lock %s: %w", path, err)
 	}
 }
 

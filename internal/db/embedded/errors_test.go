@@ -1,4 +1,4 @@
-package db_test
+package embedded_test
 
 import (
 	"context"
@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clearing-dev/clearing/internal/db"
+	"github.com/clearing-dev/clearing/internal/db/embedded"
 )
 
-func TestStartEmbeddedFailsWithAdvice(t *testing.T) {
+func TestStartFailsWithAdvice(t *testing.T) {
 	tests := []struct {
 		name string
 		// setup returns the options to start with, after preparing their home.
-		setup func(t *testing.T) db.EmbeddedOptions
+		setup func(t *testing.T) embedded.Options
 		want  error
 		// say are fragments the message must contain, because they tell
 		// the operator what to do.
@@ -24,41 +24,41 @@ func TestStartEmbeddedFailsWithAdvice(t *testing.T) {
 		untouched bool
 	}{{
 		name: "no server binaries",
-		setup: func(t *testing.T) db.EmbeddedOptions {
-			return db.EmbeddedOptions{Home: testHome(t), SearchPath: []string{t.TempDir()}}
+		setup: func(t *testing.T) embedded.Options {
+			return embedded.Options{Home: testHome(t), SearchPath: []string{t.TempDir()}}
 		},
-		want:      db.ErrNoServerBinaries,
+		want:      embedded.ErrNoServerBinaries,
 		say:       []string{"apt-get install postgresql", "--database-url", "CLEARING_DATABASE_URL"},
 		untouched: true,
 	}, {
 		name: "socket path too long",
-		setup: func(t *testing.T) db.EmbeddedOptions {
-			return db.EmbeddedOptions{Home: filepath.Join(testHome(t), strings.Repeat("x", 80))}
+		setup: func(t *testing.T) embedded.Options {
+			return embedded.Options{Home: filepath.Join(testHome(t), strings.Repeat("x", 80))}
 		},
-		want:      db.ErrEmbeddedHome,
+		want:      embedded.ErrHome,
 		say:       []string{"at most 107", "CLEARING_HOME"},
 		untouched: true,
 	}, {
 		name: "cluster of a version that is not installed",
-		setup: func(t *testing.T) db.EmbeddedOptions {
+		setup: func(t *testing.T) embedded.Options {
 			home := testHome(t)
 			writeFile(t, filepath.Join(home, "pg", "data", "PG_VERSION"), "99\n")
-			return db.EmbeddedOptions{Home: home}
+			return embedded.Options{Home: home}
 		},
-		want: db.ErrNoServerBinaries,
+		want: embedded.ErrNoServerBinaries,
 		say:  []string{"created by PostgreSQL 99", "postgresql-99"},
 	}, {
 		name: "home is a file",
-		setup: func(t *testing.T) db.EmbeddedOptions {
+		setup: func(t *testing.T) embedded.Options {
 			home := testHome(t)
 			writeFile(t, home, "")
-			return db.EmbeddedOptions{Home: home}
+			return embedded.Options{Home: home}
 		},
-		want: db.ErrEmbeddedHome,
+		want: embedded.ErrHome,
 		say:  []string{"not a folder"},
 	}, {
 		name: "data folder that holds no cluster",
-		setup: func(t *testing.T) db.EmbeddedOptions {
+		setup: func(t *testing.T) embedded.Options {
 			home := testHome(t)
 			writeFile(t, filepath.Join(home, "pg", "data", "notes.txt"), "mine")
 			if os.Geteuid() == 0 {
@@ -67,32 +67,32 @@ func TestStartEmbeddedFailsWithAdvice(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			return db.EmbeddedOptions{Home: home}
+			return embedded.Options{Home: home}
 		},
-		want: db.ErrEmbeddedHome,
+		want: embedded.ErrHome,
 		say:  []string{"holds no PostgreSQL cluster"},
 	}, {
 		name: "server that cannot start",
-		setup: func(t *testing.T) db.EmbeddedOptions {
+		setup: func(t *testing.T) embedded.Options {
 			home := testHome(t)
 			e := start(t, home)
 			if err := e.Close(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			appendFile(t, filepath.Join(home, "pg", "data", "postgresql.auto.conf"), "shared_buffers = 'plenty'\n")
-			return db.EmbeddedOptions{Home: home}
+			return embedded.Options{Home: home}
 		},
-		want: db.ErrEmbeddedServer,
+		want: embedded.ErrServer,
 		// The server's own words, from the end of its log.
 		say: []string{"did not start", "server.log", `invalid value for parameter "shared_buffers"`},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := tc.setup(t)
-			e, err := db.StartEmbedded(context.Background(), opts)
+			e, err := embedded.Start(context.Background(), opts)
 			if err == nil {
 				e.Close(context.Background())
-				t.Fatal("StartEmbedded succeeded")
+				t.Fatal("Start succeeded")
 			}
 			if !errors.Is(err, tc.want) {
 				t.Errorf("error %q does not wrap %q", err, tc.want)
@@ -109,14 +109,14 @@ func TestStartEmbeddedFailsWithAdvice(t *testing.T) {
 	}
 }
 
-func TestStartEmbeddedAsRootNeedsReachableHome(t *testing.T) {
+func TestStartAsRootNeedsReachableHome(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("only root hands the server to another OS user")
 	}
 	private := t.TempDir() // 0700, root's: the postgres user cannot enter
-	_, err := db.StartEmbedded(context.Background(), db.EmbeddedOptions{Home: filepath.Join(private, "home")})
-	if !errors.Is(err, db.ErrEmbeddedHome) {
-		t.Fatalf("error %v does not wrap ErrEmbeddedHome", err)
+	_, err := embedded.Start(context.Background(), embedded.Options{Home: filepath.Join(private, "home")})
+	if !errors.Is(err, embedded.ErrHome) {
+		t.Fatalf("error %v does not wrap ErrHome", err)
 	}
 	for _, s := range []string{"OS user postgres", "cannot enter " + filepath.Dir(private), "CLEARING_HOME", "/var/lib/clearing"} {
 		if !strings.Contains(err.Error(), s) {

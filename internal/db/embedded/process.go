@@ -1,4 +1,4 @@
-package db
+package embedded
 
 import (
 	"bufio"
@@ -38,7 +38,7 @@ const (
 // postmasterState reads postmaster.pid and classifies the process it names.
 // Whatever cannot be read is taken to be a live server: removing the lock
 // file of a running server would let a second one corrupt the cluster.
-func (e *Embedded) postmasterState() (serverState, int) {
+func (e *Cluster) postmasterState() (serverState, int) {
 	pid, err := lockFilePID(filepath.Join(e.dataDir, "postmaster.pid"))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -61,11 +61,11 @@ func lockFilePID(path string) (int, error) {
 	if err != nil {
 		// The server writes the file after creating it, so it can be
 		// empty for a moment.
-		return 0, fmt.Errorf("db: %s is incomplete", path)
+		return 0, fmt.Errorf("embedded: %s is incomplete", path)
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(line))
 	if err != nil || pid <= 0 {
-		return 0, fmt.Errorf("db: %s names no process", path)
+		return 0, fmt.Errorf("embedded: %s names no process", path)
 	}
 	return pid, nil
 }
@@ -73,7 +73,7 @@ func lockFilePID(path string) (int, error) {
 // processState tells whether pid is this cluster's server. The server runs
 // with the cluster's folder as its working folder, which Linux shows in
 // /proc; elsewhere a live process is assumed to be the server.
-func (e *Embedded) processState(pid int) serverState {
+func (e *Cluster) processState(pid int) serverState {
 	err := syscall.Kill(pid, 0)
 	switch {
 	case errors.Is(err, syscall.ESRCH):
@@ -118,7 +118,7 @@ func zombie(pid int) bool {
 // orphans counts the live processes working in the cluster's folder: after
 // the server was killed, those are its children that have not yet noticed.
 // It counts none where /proc does not exist.
-func (e *Embedded) orphans() int {
+func (e *Cluster) orphans() int {
 	want, err := filepath.EvalSymlinks(e.dataDir)
 	if err != nil {
 		return 0
@@ -142,7 +142,7 @@ func (e *Embedded) orphans() int {
 // removeStaleLockFiles removes postmaster.pid, and the socket's lock file
 // when it names the same process, after postmasterState found that they
 // belong to a process that is not the server.
-func (e *Embedded) removeStaleLockFiles(pid int) {
+func (e *Cluster) removeStaleLockFiles(pid int) {
 	e.log.Warn("removing a stale server lock file: the process it names is not this cluster's server",
 		slog.String("data", e.dataDir), slog.Int("pid", pid))
 	os.Remove(filepath.Join(e.dataDir, "postmaster.pid"))
@@ -172,7 +172,7 @@ func (p *serverProcess) exited() bool {
 // readiness only ten times a second, and ensureRunning already waits by
 // connecting. The server gets its own session, so that a Ctrl-C meant for
 // the command does not reach it, and writes only to its log file.
-func (e *Embedded) spawn() (*serverProcess, error) {
+func (e *Cluster) spawn() (*serverProcess, error) {
 	if err := e.writeFile(filepath.Join(e.dataDir, "clearing.conf"), e.serverConf(), false); err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func (e *Embedded) spawn() (*serverProcess, error) {
 	}
 	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("db: %w", err)
+		return nil, fmt.Errorf("embedded: %w", err)
 	}
 	defer logFile.Close()
 	if err := e.account.own(logPath); err != nil {
@@ -194,7 +194,7 @@ func (e *Embedded) spawn() (*serverProcess, error) {
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: e.account.cred}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("db: starting %s: %v: %w", cmd.Path, err, ErrEmbeddedServer)
+		return nil, fmt.Errorf("embedded: starting %s: %v: %w", cmd.Path, err, ErrServer)
 	}
 	p := &serverProcess{done: make(chan struct{})}
 	go func() {

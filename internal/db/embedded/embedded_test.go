@@ -1,4 +1,4 @@
-package db_test
+package embedded_test
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/clearing-dev/clearing/internal/db"
+	"github.com/clearing-dev/clearing/internal/db/embedded"
 )
 
 func TestDefaultHome(t *testing.T) {
@@ -34,7 +34,7 @@ func TestDefaultHome(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("CLEARING_HOME", tc.env)
-			got, err := db.DefaultHome()
+			got, err := embedded.DefaultHome()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,7 +53,7 @@ func mustGetwd(t *testing.T) string {
 	return wd
 }
 
-func TestStartEmbeddedCreatesClusterOnFirstUse(t *testing.T) {
+func TestStartCreatesClusterOnFirstUse(t *testing.T) {
 	home := testHome(t)
 	ctx := context.Background()
 	e := start(t, home)
@@ -139,7 +139,7 @@ func TestEmbeddedConcurrentFirstUseInOneProcess(t *testing.T) {
 	errs := make(chan error, users)
 	for range users {
 		wg.Go(func() {
-			e, err := db.StartEmbedded(ctx, db.EmbeddedOptions{Home: home})
+			e, err := embedded.Start(ctx, embedded.Options{Home: home})
 			if err != nil {
 				errs <- err
 				return
@@ -350,9 +350,9 @@ func TestEmbeddedNeverRemovesLockFileOfItsOwnLiveServer(t *testing.T) {
 	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(sleeper)+"\n"+data+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := db.StartEmbedded(context.Background(), db.EmbeddedOptions{Home: home, Timeout: time.Second})
-	if !errors.Is(err, db.ErrEmbeddedServer) {
-		t.Fatalf("error %v does not wrap ErrEmbeddedServer", err)
+	_, err := embedded.Start(context.Background(), embedded.Options{Home: home, Timeout: time.Second})
+	if !errors.Is(err, embedded.ErrServer) {
+		t.Fatalf("error %v does not wrap ErrServer", err)
 	}
 	if want := pidFile + " names process " + strconv.Itoa(sleeper); !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not say %q", err, want)

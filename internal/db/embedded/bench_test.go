@@ -1,4 +1,4 @@
-package db_test
+package embedded_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clearing-dev/clearing/internal/db"
+	"github.com/clearing-dev/clearing/internal/db/embedded"
 )
 
 // BenchmarkEmbeddedStartStop measures what every command pays when it is
@@ -22,7 +22,7 @@ func BenchmarkEmbeddedStartStop(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		began := time.Now()
-		e, err := db.StartEmbedded(ctx, db.EmbeddedOptions{Home: home})
+		e, err := embedded.Start(ctx, embedded.Options{Home: home})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func BenchmarkEmbeddedJoin(b *testing.B) {
 	start(b, home) // the other user, until the benchmark ends
 	b.ResetTimer()
 	for b.Loop() {
-		e, err := db.StartEmbedded(ctx, db.EmbeddedOptions{Home: home})
+		e, err := embedded.Start(ctx, embedded.Options{Home: home})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -64,7 +64,7 @@ func BenchmarkEmbeddedFirstUse(b *testing.B) {
 	ctx := context.Background()
 	parent := testHome(b)
 	for b.Loop() {
-		e, err := db.StartEmbedded(ctx, db.EmbeddedOptions{Home: filepath.Join(parent, time.Now().Format("150405.000000"))})
+		e, err := embedded.Start(ctx, embedded.Options{Home: filepath.Join(parent, time.Now().Format("150405.000000"))})
 		if err != nil {
 			b.Fatal(err)
 		}

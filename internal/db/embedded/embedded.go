@@ -1,4 +1,15 @@
-package db
+// Package embedded supervises clearing's private PostgreSQL cluster: a
+// cluster in a home folder (CLEARING_HOME, else the one DefaultHome names),
+// created with the server binaries of the machine on first use, started by
+// the first clearing process that needs it and stopped by the last, with
+// file locks in the home as the only coordination between processes. The
+// command line uses it when no database URL is configured; the tests start
+// throw-away clusters with it (Options.Ephemeral), and the benchmarks a
+// durable one in a temporary folder.
+//
+// It knows nothing of the schema: the caller connects with ConnString and
+// migrates with db.Migrate, as it would any other server.
+package embedded
 
 import (
 	"context"
@@ -16,7 +27,7 @@ import (
 
 // Layout of a home, relative to its root:
 //
-//	embedded.lock, embedded.users   the locks (see embedded_lock.go)
+//	embedded.lock, embedded.users   the locks (see lock.go)
 //	pg/                             0700, owned by the server's OS user
 //	pg/data/                        the cluster (PGDATA)
 //	pg/server.log                   everything the server writes
@@ -30,13 +41,13 @@ const (
 	// maxSocketPath is the longest socket path PostgreSQL accepts: the
 	// 108-byte sun_path of Linux less its terminating NUL.
 	maxSocketPath = 107
-	// defaultEmbeddedDatabase is the database that clearing itself uses.
-	defaultEmbeddedDatabase = "clearing"
+	// defaultDatabase is the database that clearing itself uses.
+	defaultDatabase = "clearing"
 )
 
-// EmbeddedOptions configures StartEmbedded. The zero value is the embedded
-// cluster of the command line: DefaultHome, database clearing.
-type EmbeddedOptions struct {
+// Options configures Start. The zero value is the embedded cluster of the
+// command line: DefaultHome, database clearing.
+type Options struct {
 	// Home is the folder that holds the cluster. Empty means DefaultHome.
 	Home string
 	// Logger receives clearing's own messages about the cluster; the
@@ -63,10 +74,10 @@ type EmbeddedOptions struct {
 	Ephemeral bool
 }
 
-// Embedded is a private PostgreSQL cluster in a home folder, shared by
+// Cluster is a private PostgreSQL cluster in a home folder, shared by
 // every clearing process that uses the same home. It is safe for concurrent
 // use.
-type Embedded struct {
+type Cluster struct {
 	home, pgDir, dataDir string
 	database             string
 	ephemeral            bool
@@ -93,22 +104,22 @@ func DefaultHome() (string, error) {
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return "", fmt.Errorf("db: no home folder for the embedded cluster; set CLEARING_HOME: %w", err)
+		return "", fmt.Errorf("embedded: no home folder for the embedded cluster; set CLEARING_HOME: %w", err)
 	}
 	return filepath.Join(home, ".local", "share", "clearing"), nil
 }
 
-// StartEmbedded makes the cluster in opts.Home ready for use: it creates
-// the cluster on first use (initdb and the database), starts the server
-// unless another clearing process already runs it, and registers the caller
-// as one of its users. Close must be called when done. Only the last user's
-// Close stops the server.
+// Start makes the cluster in opts.Home ready for use: it creates the
+// cluster on first use (initdb and the database), starts the server unless
+// another clearing process already runs it, and registers the caller as one
+// of its users. Close must be called when done. Only the last user's Close
+// stops the server.
 //
 // Without server binaries it returns an error wrapping ErrNoServerBinaries,
 // which says what to install or set instead.
-func StartEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error) {
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	began := time.Now()
-	e, err := newEmbedded(ctx, opts)
+	e, err := newCluster(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -137,10 +148,10 @@ func StartEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error)
 	return e, nil
 }
 
-// newEmbedded resolves the options, finds the server programs and the OS
+// newCluster resolves the options, finds the server programs and the OS
 // user to run them, and creates the home folder. It takes no lock.
-func newEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error) {
-	e := &Embedded{home: opts.Home, database: opts.Database, ephemeral: opts.Ephemeral, timeout: opts.Timeout, log: opts.Logger}
+func newCluster(ctx context.Context, opts Options) (*Cluster, error) {
+	e := &Cluster{home: opts.Home, database: opts.Database, ephemeral: opts.Ephemeral, timeout: opts.Timeout, log: opts.Logger}
 	var err error
 	if e.home == "" {
 		if e.home, err = DefaultHome(); err != nil {
@@ -148,10 +159,10 @@ func newEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error) {
 		}
 	}
 	if e.home, err = filepath.Abs(e.home); err != nil {
-		return nil, fmt.Errorf("db: %w", err)
+		return nil, fmt.Errorf("embedded: %w", err)
 	}
 	if e.database == "" {
-		e.database = defaultEmbeddedDatabase
+		e.database = defaultDatabase
 	}
 	if e.timeout <= 0 {
 		e.timeout = time.Minute
@@ -191,13 +202,13 @@ func newEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error) {
 // authentication safe (docs/decisions/embedded-cluster.md).
 func checkHomePath(home, socket string) error {
 	if n := len(socket); n > maxSocketPath {
-		return fmt.Errorf("db: the embedded server's socket %s would be %d bytes long, and unix sockets allow at most %d; "+
+		return fmt.Errorf("embedded: the embedded server's socket %s would be %d bytes long, and unix sockets allow at most %d; "+
 			"set CLEARING_HOME to a folder whose path is at most %d bytes: %w",
-			socket, n, maxSocketPath, len(home)-(n-maxSocketPath), ErrEmbeddedHome)
+			socket, n, maxSocketPath, len(home)-(n-maxSocketPath), ErrHome)
 	}
 	if strings.ContainsAny(home, "\"\n\r\x00") {
-		return fmt.Errorf("db: the path %q contains a double quote or a line break, which the server's configuration cannot hold: %w",
-			home, ErrEmbeddedHome)
+		return fmt.Errorf("embedded: the path %q contains a double quote or a line break, which the server's configuration cannot hold: %w",
+			home, ErrHome)
 	}
 	return nil
 }
@@ -209,15 +220,15 @@ func makeHome(home string, asRoot bool) error {
 	st, err := os.Stat(home)
 	if err == nil {
 		if !st.IsDir() {
-			return fmt.Errorf("db: %s is not a folder: %w", home, ErrEmbeddedHome)
+			return fmt.Errorf("embedded: %s is not a folder: %w", home, ErrHome)
 		}
 		return nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("db: %w", err)
+		return fmt.Errorf("embedded: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(home), 0o755); err != nil {
-		return fmt.Errorf("db: %w", err)
+		return fmt.Errorf("embedded: %w", err)
 	}
 	mode := fs.FileMode(0o700)
 	if asRoot {
@@ -227,23 +238,23 @@ func makeHome(home string, asRoot bool) error {
 		if errors.Is(err, fs.ErrExist) {
 			return nil
 		}
-		return fmt.Errorf("db: %w", err)
+		return fmt.Errorf("embedded: %w", err)
 	}
 	// The umask may have removed bits that the server's user needs.
 	if err := os.Chmod(home, mode); err != nil {
-		return fmt.Errorf("db: %w", err)
+		return fmt.Errorf("embedded: %w", err)
 	}
 	return nil
 }
 
 // ConnString returns a connection string for pgxpool.ParseConfig that
 // reaches the database over the cluster's unix socket.
-func (e *Embedded) ConnString() string {
+func (e *Cluster) ConnString() string {
 	return e.connString(e.database)
 }
 
 // connString is ConnString for any database of the cluster.
-func (e *Embedded) connString(database string) string {
+func (e *Cluster) connString(database string) string {
 	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable",
 		quoteConnValue(e.pgDir), serverPort, quoteConnValue(superuser), quoteConnValue(database))
 }
@@ -254,7 +265,7 @@ func quoteConnValue(s string) string {
 }
 
 // socketPath is where the server listens.
-func (e *Embedded) socketPath() string {
+func (e *Cluster) socketPath() string {
 	return filepath.Join(e.pgDir, fmt.Sprintf(".s.PGSQL.%d", serverPort))
 }
 
@@ -266,7 +277,7 @@ func (e *Embedded) socketPath() string {
 // returns without waiting for the shutdown to finish. When it cannot take
 // the lock in time, the server is left running, and the next command that
 // uses the home stops it.
-func (e *Embedded) Close(ctx context.Context) error {
+func (e *Cluster) Close(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.users == nil {
@@ -279,7 +290,7 @@ func (e *Embedded) Close(ctx context.Context) error {
 	control, err := lockFile(ctx, filepath.Join(e.home, controlLockName), syscall.LOCK_EX, deadline)
 	users.Close()
 	if err != nil {
-		return fmt.Errorf("db: leaving the embedded server running: %w", err)
+		return fmt.Errorf("embedded: leaving the embedded server running: %w", err)
 	}
 	defer control.Close()
 	last, err := soleUser(filepath.Join(e.home, usersLockName))

@@ -1,4 +1,4 @@
-package db
+package embedded
 
 import (
 	"context"
@@ -129,7 +129,7 @@ func chooseServerBinaries(found []serverBinaries, skipped []string, dataDir stri
 				return f, nil
 			}
 		}
-		return serverBinaries{}, fmt.Errorf("db: the cluster in %s was created by PostgreSQL %s, whose server binaries were not found "+
+		return serverBinaries{}, fmt.Errorf("embedded: the cluster in %s was created by PostgreSQL %s, whose server binaries were not found "+
 			"(Debian/Ubuntu: apt-get install postgresql-%s)%s: %w", dataDir, want, want, also, ErrNoServerBinaries)
 	}
 	if len(found) == 0 {

@@ -1,4 +1,4 @@
-package db_test
+package embedded_test
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/clearing-dev/clearing/internal/db"
+	"github.com/clearing-dev/clearing/internal/db/embedded"
 )
 
 // The tests start real clusters in throw-away homes. Some need a second
@@ -47,7 +47,7 @@ func init() {
 // moment so that users overlap, and closes.
 func runHelper(mode, home string) error {
 	ctx := context.Background()
-	e, err := db.StartEmbedded(ctx, db.EmbeddedOptions{Home: home})
+	e, err := embedded.Start(ctx, embedded.Options{Home: home})
 	if err != nil {
 		return err
 	}
@@ -122,11 +122,11 @@ func serverRunning(home string) bool {
 	return !errors.Is(err, fs.ErrNotExist)
 }
 
-// start is StartEmbedded for a test; the cluster is closed when the test
+// start is Start for a test; the cluster is closed when the test
 // ends if the test has not closed it.
-func start(t testing.TB, home string) *db.Embedded {
+func start(t testing.TB, home string) *embedded.Cluster {
 	t.Helper()
-	e, err := db.StartEmbedded(context.Background(), db.EmbeddedOptions{Home: home})
+	e, err := embedded.Start(context.Background(), embedded.Options{Home: home})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func queryString(t *testing.T, connString, sql string) string {
 
 // startedAt identifies the server instance: a restarted server has a new
 // start time.
-func startedAt(t *testing.T, e *db.Embedded) string {
+func startedAt(t *testing.T, e *embedded.Cluster) string {
 	t.Helper()
 	return queryString(t, e.ConnString(), "SELECT pg_postmaster_start_time()::text")
 }

@@ -1,4 +1,4 @@
-package db
+package embedded
 
 import (
 	"context"
@@ -94,7 +94,7 @@ func TestChooseServerBinaries(t *testing.T) {
 func TestConnStringQuotesTheSocketFolder(t *testing.T) {
 	for _, home := range []string{"/srv/clearing", "/srv/with space", `/srv/it's`, `/srv/back\slash`} {
 		t.Run(home, func(t *testing.T) {
-			e := &Embedded{pgDir: filepath.Join(home, pgDirName), database: "clearing"}
+			e := &Cluster{pgDir: filepath.Join(home, pgDirName), database: "clearing"}
 			cfg, err := pgconn.ParseConfig(e.ConnString())
 			if err != nil {
 				t.Fatal(err)
@@ -146,7 +146,7 @@ func TestZombie(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	e := &Embedded{dataDir: t.TempDir()}
+	e := &Cluster{dataDir: t.TempDir()}
 	if got := e.processState(cmd.Process.Pid); got != serverDead {
 		t.Errorf("processState of a zombie = %d, want serverDead", got)
 	}
