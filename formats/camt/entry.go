@@ -61,12 +61,7 @@ func (r *Reader) entry(e *xEntry, line, off int64) {
 		return
 	}
 	if len(details) >= 2 {
-		lines, err := r.batch(&ec, e, details, btch.PmtInfId)
-		if err != nil {
-			pe("Ntry/NtryDtls/TxDtls", err)
-			return
-		}
-		if lines != nil {
+		if lines := r.batch(&ec, e, details, btch.PmtInfId); lines != nil {
 			for _, rec := range lines {
 				if !r.emit(rec) {
 					return
@@ -212,9 +207,9 @@ func (r *Reader) keySeq(ref string) string {
 }
 
 // batch returns the lines of an entry with several details when every
-// detail has an amount in the entry's currency and they add up to the
-// entry, and nil otherwise.
-func (r *Reader) batch(ec *entryCtx, e *xEntry, details []*xTx, pmtInf string) ([]formats.Record, error) {
+// detail has a readable amount in the entry's currency and a direction, and
+// they add up to the entry; nil otherwise.
+func (r *Reader) batch(ec *entryCtx, e *xEntry, details []*xTx, pmtInf string) []formats.Record {
 	type part struct {
 		amount int64
 		dir    formats.Direction
@@ -227,20 +222,19 @@ func (r *Reader) batch(ec *entryCtx, e *xEntry, details []*xTx, pmtInf string) (
 			a = tx.AmtDtls.TxAmt.Amt
 		}
 		if strings.TrimSpace(a.Value) == "" {
-			return nil, nil
+			return nil
 		}
+		// A detail amount that cannot be read, or is in another currency,
+		// leaves the entry one line: the entry's own amount is the money.
 		v, c, err := amount(a)
-		if err != nil {
-			return nil, fmt.Errorf("detail %d: %w", i+1, err)
-		}
-		if c.Code != ec.cur.Code {
-			return nil, nil
+		if err != nil || c.Code != ec.cur.Code {
+			return nil
 		}
 		d := ec.dir
 		if s := strings.TrimSpace(tx.CdtDbtInd); s != "" {
 			var ok bool
 			if d, ok = direction(s); !ok {
-				return nil, fmt.Errorf("%w: detail %d: credit/debit indicator %q", ErrField, i+1, s)
+				return nil
 			}
 		}
 		parts[i] = part{v, d}
@@ -255,7 +249,7 @@ func (r *Reader) batch(ec *entryCtx, e *xEntry, details []*xTx, pmtInf string) (
 		want = -want
 	}
 	if net != want {
-		return nil, nil
+		return nil
 	}
 	total := r.line(ec, ec.key, ec.amount, ec.dir, nil, &e.BkTxCd, "")
 	total.LineType = formats.SettlementTotal
@@ -270,7 +264,7 @@ func (r *Reader) batch(ec *entryCtx, e *xEntry, details []*xTx, pmtInf string) (
 		rec := r.line(ec, ec.key+":"+strconv.Itoa(i+1), parts[i].amount, parts[i].dir, tx, code, pmtInf)
 		out = append(out, rec)
 	}
-	return out, nil
+	return out
 }
 
 // line builds one statement line.
@@ -329,7 +323,10 @@ func includedCharges(e *xEntry, tx *xTx, ec *entryCtx) (int64, error) {
 			}
 			v, cur, err := amount(c.Amt)
 			if err != nil {
-				return 0, err
+				if isTrue(c.ChrgInclInd) {
+					return 0, err // money said to be inside the entry
+				}
+				continue // information that cannot be read changes nothing
 			}
 			d := formats.Debit
 			if s := strings.TrimSpace(c.CdtDbtInd); s != "" {

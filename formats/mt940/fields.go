@@ -190,7 +190,7 @@ func parseLine61(s string, cur money.Currency) (line61, error) {
 		s = s[1:] // funds code
 	}
 	n := 0
-	for n < len(s) && n < 15 && (isDigit(s[n]) || s[n] == ',') {
+	for n < len(s) && (isDigit(s[n]) || s[n] == ',') {
 		n++
 	}
 	if l.amount, l.noComma, err = amount(s[:n], cur); err != nil {
