@@ -69,9 +69,9 @@ func scanCorrection(row pgx.CollectableRow) (Correction, error) {
 	return c, err
 }
 
-// ListCorrections returns corrections, newest first, optionally only those
+// List returns corrections, newest first, optionally only those
 // of one status or proposed by one reconciliation run.
-func ListCorrections(ctx context.Context, q ledger.Querier, tenant, status string, run int64) ([]Correction, error) {
+func List(ctx context.Context, q ledger.Querier, tenant, status string, run int64) ([]Correction, error) {
 	rows, err := q.Query(ctx, selectCorrections+`
  WHERE c.tenant_id = $1 AND ($2 = '' OR c.status = $2) AND ($3 = 0 OR c.proposed_by_run = $3)
  ORDER BY c.id DESC`, tenant, status, run)
@@ -88,8 +88,8 @@ func ListCorrections(ctx context.Context, q ledger.Querier, tenant, status strin
 	return out, nil
 }
 
-// GetCorrection returns one correction with its decisions.
-func GetCorrection(ctx context.Context, q ledger.Querier, tenant string, id int64) (Correction, error) {
+// Get returns one correction with its decisions.
+func Get(ctx context.Context, q ledger.Querier, tenant string, id int64) (Correction, error) {
 	c, err := getCorrection(ctx, q, tenant, id)
 	if err != nil {
 		return c, err
@@ -225,7 +225,7 @@ func Reject(ctx context.Context, pool *pgxpool.Pool, tenant string, id int64, op
 	if _, err := pool.Exec(ctx, `SELECT clearing_reject($1, $2, $3, $4)`, tenant, id, operator, reason); err != nil {
 		return Correction{}, decisionError(err)
 	}
-	return GetCorrection(ctx, pool, tenant, id)
+	return Get(ctx, pool, tenant, id)
 }
 
 // decisionError turns the database's refusal of a decision into the

@@ -128,7 +128,7 @@ func (d *db) missingInLedger(key string, amount int64) (int64, Correction) {
 	if n := d.propose(run); n != 1 {
 		d.t.Fatalf("run %d proposed %d corrections, want 1", run, n)
 	}
-	cs, err := ListCorrections(context.Background(), d.owner, tenant, "", run)
+	cs, err := List(context.Background(), d.owner, tenant, "", run)
 	if err != nil || len(cs) != 1 {
 		d.t.Fatalf("corrections of run %d: %+v, %v", run, cs, err)
 	}
@@ -242,7 +242,7 @@ func TestProposeOnlyWhatMovesMoney(t *testing.T) {
 	if n := d.propose(run); n != 1 {
 		t.Fatalf("proposed %d corrections, want the fee's alone", n)
 	}
-	cs, err := ListCorrections(context.Background(), d.owner, tenant, "proposed", run)
+	cs, err := List(context.Background(), d.owner, tenant, "proposed", run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +412,7 @@ func TestRefusedDecisions(t *testing.T) {
 	if _, err := Approve(ctx, alice, tenant, c.ID+100, "Alice", "why"); !errors.Is(err, ErrCorrectionNotFound) {
 		t.Errorf("approving no correction: %v, want ErrCorrectionNotFound", err)
 	}
-	if _, err := GetCorrection(ctx, d.owner, tenant, c.ID+100); !errors.Is(err, ErrCorrectionNotFound) {
+	if _, err := Get(ctx, d.owner, tenant, c.ID+100); !errors.Is(err, ErrCorrectionNotFound) {
 		t.Errorf("showing no correction: %v, want ErrCorrectionNotFound", err)
 	}
 	if _, err := Approve(ctx, alice, tenant, c.ID, "  ", "why"); !errors.Is(err, ErrInvalidDecision) {

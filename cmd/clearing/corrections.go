@@ -60,7 +60,7 @@ func newCorrectionsListCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			defer d.Close(ctx)
-			cs, err := corrections.ListCorrections(ctx, d.pool, g.tenant, status, run)
+			cs, err := corrections.List(ctx, d.pool, g.tenant, status, run)
 			if err != nil {
 				return err
 			}
@@ -103,7 +103,7 @@ func newCorrectionsShowCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			defer d.Close(ctx)
-			c, err := corrections.GetCorrection(ctx, d.pool, g.tenant, id)
+			c, err := corrections.Get(ctx, d.pool, g.tenant, id)
 			if err != nil {
 				return err
 			}
