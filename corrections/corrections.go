@@ -69,8 +69,8 @@ func scanCorrection(row pgx.CollectableRow) (Correction, error) {
 	return c, err
 }
 
-// List returns corrections, newest first, optionally only those
-// of one status or proposed by one reconciliation run.
+// List returns corrections, newest first, optionally only those of one
+// status or proposed by one reconciliation run.
 func List(ctx context.Context, q ledger.Querier, tenant, status string, run int64) ([]Correction, error) {
 	rows, err := q.Query(ctx, selectCorrections+`
  WHERE c.tenant_id = $1 AND ($2 = '' OR c.status = $2) AND ($3 = 0 OR c.proposed_by_run = $3)

@@ -4,6 +4,7 @@ import "errors"
 
 // Sentinel errors of the correction workflow.
 var (
+	// ErrCorrectionNotFound means the tenant has no correction of that id.
 	ErrCorrectionNotFound = errors.New("corrections: no such correction")
 	// ErrRejectedCorrection means the correction was rejected; rejection
 	// is final.
