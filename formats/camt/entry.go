@@ -184,19 +184,18 @@ func (r *Reader) status(e *xEntry, line, off int64) (bool, error) {
 }
 
 // keySeq is the entry's key segment: its bank reference, "~2", "~3" for a
-// reference repeated on adjacent entries, or, without one, the statement id
-// and the entry's position among the statement's entries without a
-// reference ("<id>:#3").
+// reference repeated on adjacent entries, or, without one, a token of the
+// statement id and the entry's position among the statement's entries
+// without a reference ("s3f9a0c1b2d4e:#3"). The id is hashed because banks
+// build it from the account number (genkgo's sample:
+// "253EURNL26VAYB8060476890"), and a key is stored in clear.
 func (r *Reader) keySeq(ref string) string {
 	st := r.st
 	if ref == "" {
 		st.blank++
 		st.lastRef, st.refRun = "", 0
-		id := st.id
-		if id == "" {
-			id = "-"
-		}
-		return keySegment(id) + ":#" + strconv.Itoa(st.blank)
+		tok := r.opts.Hasher.Account("camt-statement", st.id).ID
+		return "s" + tok[len("cust:"):len("cust:")+12] + ":#" + strconv.Itoa(st.blank)
 	}
 	if st.refRun > 0 && ref == st.lastRef {
 		st.refRun++

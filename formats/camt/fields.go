@@ -149,11 +149,12 @@ func keySegment(s string) string {
 }
 
 // bankRef is an entry's own reference for its key: AcctSvcrRef, else
-// NtryRef, placeholders excluded.
+// NtryRef, placeholders excluded, and IBANs too (PostFinance writes the
+// account's IBAN into NtryRef), which a key stored in clear may not hold.
 func bankRef(e *xEntry) string {
 	for _, s := range []string{e.AcctSvcrRef, e.NtryRef} {
 		s = strings.TrimSpace(s)
-		if s != "" && !placeholders[strings.ToUpper(s)] && len(s) <= maxRefBytes {
+		if s != "" && !placeholders[strings.ToUpper(s)] && len(s) <= maxRefBytes && !looksLikeIBAN(s) {
 			return s
 		}
 	}

@@ -231,7 +231,7 @@ func (r *Reader) closeStatement() {
 		closing, okClose := st.find("CLBD", t.Currency)
 		if !okOpen || !okClose {
 			if r.msg.kind != "054" || len(st.balances) > 0 {
-				r.warn(st.line, st.off, WarnUnchecked, "statement %q in %s has no opening or no closing booked balance; its entries are not checked against them", st.id, t.Currency)
+				r.warn(st.line, st.off, WarnUnchecked, "statement in %s has no opening or no closing booked balance; its entries are not checked against them", t.Currency)
 			}
 			continue
 		}
@@ -240,8 +240,8 @@ func (r *Reader) closeStatement() {
 		t.Balanced = net == closing.Amount
 		if !t.Balanced {
 			c := money.MustCurrency(t.Currency)
-			r.warn(st.line, st.off, WarnUnbalanced, "statement %q in %s: opening %s plus booked entries is %s, the closing balance is %s (difference %s)",
-				st.id, t.Currency, money.Format(open.Amount, c), money.Format(net, c), money.Format(closing.Amount, c), money.Format(closing.Amount-net, c))
+			r.warn(st.line, st.off, WarnUnbalanced, "statement in %s: opening %s plus booked entries is %s, the closing balance is %s (difference %s)",
+				t.Currency, money.Format(open.Amount, c), money.Format(net, c), money.Format(closing.Amount, c), money.Format(closing.Amount-net, c))
 		}
 	}
 	if r.opts.OnStatement != nil {
