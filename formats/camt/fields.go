@@ -95,11 +95,11 @@ func direction(s string) (formats.Direction, bool) {
 var placeholders = map[string]bool{"NONREF": true, "NOTPROVIDED": true, "NONE": true, "NOREF": true, "N/A": true}
 
 // ref cleans a reference for use as a matching reference: trimmed, not a
-// placeholder, not longer than a reference can be, and not an IBAN, which
-// is an account number and may only be kept hashed.
+// placeholder, not longer than a reference can be, and not an IBAN (valid
+// check digits), which is an account number and may only be kept hashed.
 func ref(s string) string {
 	s = strings.TrimSpace(s)
-	if s == "" || placeholders[strings.ToUpper(s)] || len(s) > maxRefBytes || looksLikeIBAN(s) {
+	if s == "" || placeholders[strings.ToUpper(s)] || len(s) > maxRefBytes || validIBAN(s) {
 		return ""
 	}
 	for i := 0; i < len(s); i++ {
@@ -131,6 +131,27 @@ func looksLikeIBAN(s string) bool {
 	return true
 }
 
+// validIBAN reports whether s (spaces ignored) is an IBAN: its shape and
+// its mod-97 check digits, which a reference of that shape passes only by
+// chance (ING's end-to-end ids look like IBANs).
+func validIBAN(s string) bool {
+	s = strings.ReplaceAll(s, " ", "")
+	if !looksLikeIBAN(s) {
+		return false
+	}
+	r := s[4:] + s[:4]
+	m := 0
+	for i := 0; i < len(r); i++ {
+		c := r[i]
+		if c >= '0' && c <= '9' {
+			m = (m*10 + int(c-'0')) % 97
+		} else {
+			m = (m*100 + int(c-'A'+10)) % 97
+		}
+	}
+	return m == 1
+}
+
 // keySegment escapes a bank reference for a key: '%', ':' and anything
 // outside printable ASCII become %XX, and a leading '#' too, so that a
 // reference can be confused neither with the separator nor with a
@@ -154,7 +175,7 @@ func keySegment(s string) string {
 func bankRef(e *xEntry) string {
 	for _, s := range []string{e.AcctSvcrRef, e.NtryRef} {
 		s = strings.TrimSpace(s)
-		if s != "" && !placeholders[strings.ToUpper(s)] && len(s) <= maxRefBytes && !looksLikeIBAN(s) {
+		if s != "" && !placeholders[strings.ToUpper(s)] && len(s) <= maxRefBytes && !validIBAN(s) {
 			return s
 		}
 	}

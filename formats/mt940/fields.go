@@ -212,10 +212,11 @@ func parseLine61(s string, cur money.Currency) (line61, error) {
 var placeholders = map[string]bool{"NONREF": true, "NOTPROVIDED": true, "NONE": true, "EREF": true, "PREF": true, "KREF": true, "MARF": true}
 
 // ref cleans a reference: trimmed, not a placeholder, not over the limit,
-// printable, and not an IBAN (an account number, kept only hashed).
+// printable, and not an IBAN with valid check digits (an account number,
+// kept only hashed; a reference of that shape passes only by chance).
 func ref(s string) string {
 	s = strings.TrimSpace(s)
-	if s == "" || placeholders[strings.ToUpper(s)] || len(s) > maxRefBytes || looksLikeIBAN(s) {
+	if s == "" || placeholders[strings.ToUpper(s)] || len(s) > maxRefBytes || validIBAN(strings.ReplaceAll(s, " ", "")) {
 		return ""
 	}
 	for _, r := range s {

@@ -25,7 +25,7 @@ func TestParseInfo(t *testing.T) {
 
 func TestReferencesDropAccountNumbersAndPlaceholders(t *testing.T) {
 	for in, want := range map[string]string{
-		"NL47INGB9999999999": "", "NONREF": "", "EREF": "", " INV-1 ": "INV-1", "1234": "1234",
+		"NL91ABNA0417164300": "", "NL47INGB9999999999": "NL47INGB9999999999", "EV12341REP1231456T1234": "EV12341REP1231456T1234", "NONREF": "", "EREF": "", " INV-1 ": "INV-1", "1234": "1234",
 		"GB29 NWBK 6016 1331 9268 19": "",
 	} {
 		if got := ref(in); got != want {

@@ -33,6 +33,7 @@ func (r *Reader) statementLine(ev *event) {
 		r.failAt(ev, "61", err)
 		return
 	}
+	l.bankRef = unwrapRef(l.bankRef, ev.lines)
 	if l.noComma {
 		r.warn(ev.line, ev.offset, WarnAmountComma, "amount without a decimal comma, read as whole %s", m.cur.Code)
 	}
@@ -147,4 +148,20 @@ func (r *Reader) flushPending() {
 		rec.Detail += " GVC " + in.gvc
 	}
 	r.emit(*rec)
+}
+
+// unwrapRef joins a bank reference that a bank wrapped onto the next line
+// of :61: (ING writes "...//00000000001" and then "005"): when the
+// reference and the whole second line are digits and together fit the 16
+// characters a reference may have. Anything else on the second line is
+// supplementary details.
+func unwrapRef(bank string, lines []string) string {
+	if bank == "" || len(lines) < 2 {
+		return bank
+	}
+	next := strings.TrimSpace(lines[1])
+	if next == "" || len(bank)+len(next) > 16 || strings.Trim(bank+next, "0123456789") != "" {
+		return bank
+	}
+	return bank + next
 }
