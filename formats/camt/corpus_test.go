@@ -101,6 +101,9 @@ func checkSums(t *testing.T, raw []byte, recs []formats.Record) {
 		if keys[r.Key] {
 			t.Errorf("duplicate key %s", r.Key)
 		}
+		if err := formats.Check(&r); err != nil {
+			t.Errorf("formats.Check: %v", err)
+		}
 		keys[r.Key] = true
 		if r.LineType == formats.SettlementTotal {
 			continue

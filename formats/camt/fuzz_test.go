@@ -82,6 +82,9 @@ func checkReader(t *testing.T, in []byte) {
 }
 
 func checkRecord(t *testing.T, r *formats.Record) {
+	if err := formats.Check(r); err != nil {
+		t.Fatalf("formats.Check: %v", err)
+	}
 	ok := strings.HasPrefix(r.Key, "camt:") && len(r.Key) <= 512 && r.Amount >= 0 && r.Amount <= formats.MaxAmountMinor &&
 		len(r.Currency) == 3 && r.Currency != "XXX" && !r.ValueDate.IsZero() && r.Line > 0 && r.Offset >= 0 &&
 		strings.HasPrefix(r.Account.ID, "cust:") && (r.Direction == formats.Credit || r.Direction == formats.Debit) &&

@@ -128,6 +128,9 @@ func checkSums(t *testing.T, raw []byte, recs []formats.Record) {
 		if keys[r.Key] {
 			t.Errorf("duplicate key %s", r.Key)
 		}
+		if err := formats.Check(&r); err != nil {
+			t.Errorf("formats.Check: %v", err)
+		}
 		keys[r.Key] = true
 		add(got, r.Currency, big.NewInt(r.Amount), r.Direction == formats.Credit)
 	}
