@@ -157,3 +157,31 @@ func add(s sums, cur string, v *big.Int, credit bool) {
 	}
 	p[i].Add(p[i], v)
 }
+
+// TestCorpusLineEndingsDoNotMatter reads every accepted corpus file again
+// with LF turned into CRLF and CRLF into LF: the same records, keys and
+// warnings' codes come out, only offsets move.
+func TestCorpusLineEndingsDoNotMatter(t *testing.T) {
+	dir := corpus.Dir(t, "mt940")
+	for name, want := range mt940Corpus {
+		if want.refused {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lf := strings.ReplaceAll(string(raw), "\r\n", "\n")
+		a, b := readAll(t, lf, Options{}), readAll(t, strings.ReplaceAll(lf, "\n", "\r\n"), Options{})
+		if a.final != io.EOF || b.final != io.EOF || len(a.records) != len(b.records) || len(a.warnings) != len(b.warnings) {
+			t.Fatalf("%s: %v/%v, %d/%d records", name, a.final, b.final, len(a.records), len(b.records))
+		}
+		for i := range a.records {
+			x, y := a.records[i], b.records[i]
+			x.Offset, y.Offset = 0, 0
+			if x != y {
+				t.Errorf("%s: record %d differs:\n%+v\n%+v", name, i, x, y)
+			}
+		}
+	}
+}
