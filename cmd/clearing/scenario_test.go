@@ -88,8 +88,8 @@ func (s *scenario) directive(t *testing.T, d *datadriven.TestData) string {
 // the runner, not to clearing: as=NAME runs the command as NAME's own
 // approver login (four eyes counts logins); correction=KEY stands for the
 // id of the correction with that key, which the database assigns; and
-// quiet prints the exit code only, for a step whose effect the sql after
-// it shows better than its output.
+// quiet leaves stdout out (the exit code, and stderr on an error, stay),
+// for a step whose effect the sql after it shows better than its output.
 //
 // The command runs once, like cli.exec and unlike cli.run: a transcript
 // shows what one run printed, and a scenario that claims something of a
