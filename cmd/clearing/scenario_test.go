@@ -250,6 +250,9 @@ func (s *scenario) generate(t *testing.T, d *datadriven.TestData) string {
 		first, days := 0, 0
 		d.MaybeScanArgs(t, "first", &first)
 		d.MaybeScanArgs(t, "days", &days)
+		if first < 0 || first > len(es) {
+			d.Fatalf(t, "first=%d: the sequence has %d live entries", first, len(es))
+		}
 		es = slices.Clone(es[first:])
 		if arg, ok := d.Arg("change"); ok {
 			for _, v := range arg.Vals {
