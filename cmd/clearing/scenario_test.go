@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clearing-dev/clearing/formats/ach"
+	"github.com/clearing-dev/clearing/formats/bai2"
 )
 
 // The scenarios in ../../testdata are the product's stories told as
@@ -240,6 +241,9 @@ func (s *scenario) generate(t *testing.T, d *datadriven.TestData) string {
 	var seed uint64
 	var count int
 	d.ScanArgs(t, "name", &name)
+	if len(d.CmdArgs) > 0 && d.CmdArgs[0].Key == "bai2" {
+		return s.generateBAI2(t, d, name)
+	}
 	d.ScanArgs(t, "seed", &seed)
 	d.ScanArgs(t, "count", &count)
 	es := liveOnly(entries(seed, count))
@@ -304,10 +308,45 @@ func (s *scenario) generate(t *testing.T, d *datadriven.TestData) string {
 			fmt.Fprintf(&out, "%s of %s %s %s\n", r.Code, r.Original.Key(), side(r.Original), cents(r.Original.Amount))
 		}
 	default:
-		d.Fatalf(t, "generate %s: want ach or returns", kind)
+		d.Fatalf(t, "generate %s: want ach, returns or bai2", kind)
 	}
 	s.c.file(name, b.Bytes())
 	return out.String()
+}
+
+// generateBAI2 writes a BAI2 statement of the directive's input with
+// bai2.Generate, which adds the headers and computes every trailer's
+// control total, and prints the file:
+//
+//	generate bai2 name=F date=2026-03-02 account=000123456789
+//	TYPE-CODE AMOUNT-MINOR REFERENCE
+//
+// Each input line is one detail (16) of the account on that as-of date, in
+// USD, with REFERENCE as both the bank's and the customer's reference.
+func (s *scenario) generateBAI2(t *testing.T, d *datadriven.TestData, name string) string {
+	var date, account string
+	d.ScanArgs(t, "date", &date)
+	d.ScanArgs(t, "account", &account)
+	day, err := time.Parse("2006-01-02", date)
+	if err != nil {
+		d.Fatalf(t, "date=%s: %v", date, err)
+	}
+	var lines []bai2.Line
+	for _, text := range strings.Split(strings.TrimSpace(d.Input), "\n") {
+		var l bai2.Line
+		if n, err := fmt.Sscan(text, &l.TypeCode, &l.Amount, &l.BankReference); n != 3 || err != nil {
+			d.Fatalf(t, "%q: want TYPE-CODE AMOUNT-MINOR REFERENCE", text)
+		}
+		l.Account, l.Currency, l.Date, l.CustomerReference = account, "USD", day, l.BankReference
+		lines = append(lines, l)
+	}
+	var b bytes.Buffer
+	opts := bai2.GenerateOptions{Sender: "121042882", Created: created}
+	if err := bai2.Generate(&b, slices.Values(lines), opts); err != nil {
+		d.Fatalf(t, "generate bai2: %v", err)
+	}
+	s.c.file(name, b.Bytes())
+	return b.String()
 }
 
 // side is an entry's direction seen from the customer account:
