@@ -208,15 +208,7 @@ func TestCSVExportsPostExactlyOnce(t *testing.T) {
 func TestCSVLineKeysTurnShiftedRowsIntoConflicts(t *testing.T) {
 	t.Parallel()
 	c := newCLI(t)
-	mapping := c.file("m.toml", []byte(`
-source = "bank"
-reference = "ref"
-amount = "amount"
-amount_unit = "major"
-currency_fixed = "USD"
-value_date = "date"
-date_layout = "2006-01-02"
-`))
+	mapping := c.file("m.toml", []byte(lineKeyedMapping))
 	c.ingest(0, "--format", "csv", "--map", mapping, "--file-id", "stmt-11-29",
 		c.file("a.csv", []byte("ref,amount,date\nA,1.00,2026-11-29\nB,2.00,2026-11-29\n")))
 	s := c.ingest(3, "--format", "csv", "--map", mapping, "--file-id", "stmt-11-29",

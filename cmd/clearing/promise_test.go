@@ -193,12 +193,9 @@ func TestARedatedResendIsHeldWhole(t *testing.T) {
 	c.must(0, "ledger", "verify")
 }
 
-// A file keyed by line and its shifted re-upload, ingested at the same
-// moment, in both orders and many times: no row posts twice.
-func TestAShiftedReuploadRacingItsOriginalPostsNoRowTwice(t *testing.T) {
-	t.Parallel()
-	c := newCLI(t)
-	mapping := c.file("m.toml", []byte(`
+// lineKeyedMapping maps a CSV without key columns: its rows are keyed by
+// file id and line.
+const lineKeyedMapping = `
 source = "bank"
 reference = "ref"
 amount = "amount"
@@ -206,7 +203,14 @@ amount_unit = "major"
 currency_fixed = "USD"
 value_date = "date"
 date_layout = "2006-01-02"
-`))
+`
+
+// A file keyed by line and its shifted re-upload, ingested at the same
+// moment, in both orders and many times: no row posts twice.
+func TestAShiftedReuploadRacingItsOriginalPostsNoRowTwice(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	mapping := c.file("m.toml", []byte(lineKeyedMapping))
 	var orig, shifted strings.Builder
 	orig.WriteString("ref,amount,date\n")
 	shifted.WriteString("ref,amount,date\nNEW,9.00,2026-11-29\n")
