@@ -226,7 +226,8 @@ func (e *Cluster) startFailed(what string, last error) error {
 // stop asks the server to shut down (fast: open transactions roll back) and
 // waits until it has. It reports whether there was a server to stop.
 func (e *Cluster) stop(ctx context.Context, deadline time.Time) (bool, error) {
-	if state, _ := e.postmasterState(); state != serverLive {
+	state, pid := e.postmasterState()
+	if state != serverLive {
 		return false, nil
 	}
 	// pg_ctl's own -w polls ten times a second; waiting here for the lock
@@ -241,7 +242,10 @@ func (e *Cluster) stop(ctx context.Context, deadline time.Time) (bool, error) {
 	}
 	wait := 2 * time.Millisecond
 	for {
-		if state, _ := e.postmasterState(); state != serverLive {
+		// The server removes its lock file just before it exits: stopped
+		// means that its process is gone too, so that nothing of it is
+		// left running when the command has ended.
+		if state, _ := e.postmasterState(); state != serverLive && !processAlive(pid) {
 			return true, nil
 		}
 		if time.Now().After(deadline) {
@@ -317,4 +321,10 @@ func syncDir(dir string) error {
 		return fmt.Errorf("embedded: %w", err)
 	}
 	return nil
+}
+
+// processAlive reports whether a process with this id exists (a zombie
+// counts until it is reaped); 0 names none.
+func processAlive(pid int) bool {
+	return pid > 0 && syscall.Kill(pid, 0) == nil
 }
