@@ -2,10 +2,8 @@ package camt
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 
-	"github.com/clearing-dev/clearing/formats"
+	"github.com/clearing-dev/clearing/formats/internal/statement"
 )
 
 // Sentinel errors that callers branch on. Each *formats.ParseError the
@@ -39,55 +37,18 @@ var (
 	ErrInvalidEntry = errors.New("camt: entry cannot be written")
 )
 
-// FileError is the final error of a file that failed validation. It counts
-// the problems and names the line of the first, without repeating its text:
-// a caller that continues past the ParseErrors has already shown them. Like
-// bai2.FileError it does not unwrap to the ParseError it names.
-type FileError struct {
-	First   *formats.ParseError // the first problem found
-	Count   int                 // ParseErrors returned before this error
-	Stopped bool                // reading ended early (XML syntax, MaxErrors)
-	notCamt bool
-}
+// FileError is the final error of a file that failed validation: it counts
+// the problems and names the line of the first, without repeating its text
+// ("camt: file is invalid: 3 errors, the first on line 5"). Its Invalid
+// is ErrInvalidFile, and NotThisFormat is set when the input is not an ISO
+// 20022 camt document at all. Like bai2.FileError it does not unwrap to the
+// ParseError it names.
+type FileError = statement.FileError
 
-func (e *FileError) Error() string {
-	var b strings.Builder
-	b.WriteString("camt: file is invalid")
-	switch {
-	case e.First != nil && e.Count > 1:
-		fmt.Fprintf(&b, ": %d errors, the first on line %d", e.Count, e.First.Line)
-	case e.First != nil:
-		fmt.Fprintf(&b, ": 1 error, on line %d", e.First.Line)
-	}
-	if e.Stopped {
-		b.WriteString("; reading stopped there")
-	}
-	return b.String()
-}
-
-// Unwrap lets errors.Is match ErrInvalidFile, and formats.ErrNotThisFormat
-// when the input is not an ISO 20022 camt document at all.
-func (e *FileError) Unwrap() []error {
-	if e.notCamt {
-		return []error{ErrInvalidFile, formats.ErrNotThisFormat}
-	}
-	return []error{ErrInvalidFile}
-}
-
-// Warning is a problem that touches no amount, key or date (DESIGN
-// principle 10): the file is still read, and the intake records the warning
-// on the run. Code is stable, for filtering; Message is one sentence without
-// account numbers, names or free text.
-type Warning struct {
-	Line    int64
-	Offset  int64
-	Code    string
-	Message string
-}
-
-func (w Warning) String() string {
-	return fmt.Sprintf("line %d: %s: %s", w.Line, w.Code, w.Message)
-}
+// Warning is a problem that touches no amount, key or date: the file is
+// still read, and the intake records the warning on the run. Its Code is
+// one of the Warn constants below.
+type Warning = statement.Warning
 
 // The warning codes.
 const (

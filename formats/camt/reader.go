@@ -309,7 +309,7 @@ func (r *Reader) emit(rec formats.Record) bool {
 func (r *Reader) finish() {
 	r.done, r.final = true, io.EOF
 	if r.errs > 0 {
-		r.final = &FileError{First: r.first, Count: r.errs, Stopped: r.stopped, notCamt: r.notCamt}
+		r.final = &FileError{Invalid: ErrInvalidFile, First: r.first, Count: r.errs, Stopped: r.stopped, NotThisFormat: r.notCamt}
 	}
 }
 

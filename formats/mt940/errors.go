@@ -2,10 +2,8 @@ package mt940
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 
-	"github.com/clearing-dev/clearing/formats"
+	"github.com/clearing-dev/clearing/formats/internal/statement"
 )
 
 // Sentinel errors that callers branch on. Each *formats.ParseError the
@@ -31,52 +29,17 @@ var (
 )
 
 // FileError is the final error of a file that failed validation: it counts
-// the problems and names the line of the first, without repeating its text.
-// It does not unwrap to the ParseError it names.
-type FileError struct {
-	First    *formats.ParseError
-	Count    int
-	Stopped  bool
-	notMT940 bool
-}
+// the problems and names the line of the first, without repeating its text
+// ("mt940: file is invalid: 3 errors, the first on line 5"). Its Invalid
+// is ErrInvalidFile, and NotThisFormat is set when the input holds no MT940
+// or MT942 field at all. Like bai2.FileError it does not unwrap to the
+// ParseError it names.
+type FileError = statement.FileError
 
-func (e *FileError) Error() string {
-	var b strings.Builder
-	b.WriteString("mt940: file is invalid")
-	switch {
-	case e.First != nil && e.Count > 1:
-		fmt.Fprintf(&b, ": %d errors, the first on line %d", e.Count, e.First.Line)
-	case e.First != nil:
-		fmt.Fprintf(&b, ": 1 error, on line %d", e.First.Line)
-	}
-	if e.Stopped {
-		b.WriteString("; reading stopped there")
-	}
-	return b.String()
-}
-
-// Unwrap lets errors.Is match ErrInvalidFile, and formats.ErrNotThisFormat
-// when the input holds no MT940 or MT942 field at all.
-func (e *FileError) Unwrap() []error {
-	if e.notMT940 {
-		return []error{ErrInvalidFile, formats.ErrNotThisFormat}
-	}
-	return []error{ErrInvalidFile}
-}
-
-// Warning is a problem that touches no amount, key or date (DESIGN
-// principle 10): the file is still read, and the intake records the warning
-// on the run. Code is stable; Message holds no account number or text.
-type Warning struct {
-	Line    int64
-	Offset  int64
-	Code    string
-	Message string
-}
-
-func (w Warning) String() string {
-	return fmt.Sprintf("line %d: %s: %s", w.Line, w.Code, w.Message)
-}
+// Warning is a problem that touches no amount, key or date: the file is
+// still read, and the intake records the warning on the run. Its Code is
+// one of the Warn constants below.
+type Warning = statement.Warning
 
 // The warning codes.
 const (

@@ -124,7 +124,7 @@ func (r *Reader) finish() {
 	}
 	r.done, r.final = true, io.EOF
 	if r.errs > 0 {
-		r.final = &FileError{First: r.first, Count: r.errs, Stopped: r.stopped, notMT940: notMT940 || r.fields == 0}
+		r.final = &FileError{Invalid: ErrInvalidFile, First: r.first, Count: r.errs, Stopped: r.stopped, NotThisFormat: notMT940 || r.fields == 0}
 	}
 }
 
