@@ -1,71 +1,16 @@
 package camt
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/clearing-dev/clearing/formats/internal/statementtest"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the want sections of testdata/cases")
-
-// TestGolden runs the data-driven cases of testdata/cases, in the style of
-// formats/csv: comment lines, then "-- input --" (a camt document) and
-// "-- want --" (every record, error, warning and statement summary, then
-// the verdict). A comment line "#! crlf" turns the input's line ends into
-// CRLF. go test -rewrite regenerates the want sections.
+// TestGolden runs the data-driven cases of testdata/cases: the input is
+// a camt document, and the want section holds every record, error,
+// warning and statement summary, then the verdict.
 func TestGolden(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "cases", "*.txt"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden cases: %v", err)
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			comments, input, want := splitCase(string(data))
-			in := input
-			if strings.Contains(comments, "#! crlf") {
-				in = strings.ReplaceAll(in, "\n", "\r\n")
-			}
-			got := render(readAll(t, in, Options{}))
-			if *rewrite {
-				out := comments + "-- input --\n" + input + "-- want --\n" + got
-				if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if got != want {
-				t.Errorf("%s: got\n%s\nwant\n%s", file, got, want)
-			}
-		})
-	}
-}
-
-// splitCase cuts a case file into its comments, input and want sections.
-func splitCase(data string) (comments, input, want string) {
-	section := ""
-	for _, line := range strings.SplitAfter(data, "\n") {
-		switch strings.TrimSpace(line) {
-		case "-- input --":
-			section = "input"
-			continue
-		case "-- want --":
-			section = "want"
-			continue
-		}
-		switch section {
-		case "":
-			comments += line
-		case "input":
-			input += line
-		case "want":
-			want += line
-		}
-	}
-	return comments, input, want
+	statementtest.Golden(t, func(t *testing.T, in string) string {
+		return render(readAll(t, in, Options{}))
+	})
 }

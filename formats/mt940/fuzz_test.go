@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/clearing-dev/clearing/formats"
+	"github.com/clearing-dev/clearing/formats/internal/statementtest"
 )
 
 // FuzzReader feeds the reader arbitrary bytes. It must never panic or loop,
@@ -31,7 +32,7 @@ func FuzzReader(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		_, in, _ := splitCase(string(raw))
+		_, in, _ := statementtest.SplitCase(string(raw))
 		f.Add([]byte(in))
 	}
 	if root := os.Getenv("CLEARING_CORPUS"); root != "" {
