@@ -310,3 +310,37 @@ func TestAReturnOfAnEntryBookedByACorrectionReversesIt(t *testing.T) {
 		})
 	}
 }
+
+// A bank-keyed correction that two records of a late file fit (the same
+// trace, amount and date under two companies) is settled by neither: both
+// are ambiguous_settlement, for a person, and neither posts its money.
+func TestTwoRecordsFittingABankKeyedCorrectionAreHeld(t *testing.T) {
+	t.Parallel()
+	es := liveOnly(entries(46, 12))
+	c, missing := correctedLedger(newCLI(t), es, true)
+	var booked ach.Entry
+	for _, e := range es {
+		if e.Trace == missing.Reference {
+			booked = e
+		}
+	}
+	twin := booked
+	twin.CompanyID = "6666666666"
+	settlement := c.balance("settlement:ach")
+	h := ach.DefaultHeader(created.Add(time.Hour))
+	h.IDModifier = "B"
+	s := c.ingest(3, c.achFile("late.ach", h, []ach.Entry{booked, twin}))[0]
+	if s.Posted != 0 || s.Settled != 0 || s.Quarantined != 2 {
+		t.Fatalf("two records fitting one correction: %+v, want both held", s)
+	}
+	if n := c.count(`SELECT count(*) FROM audit_events WHERE tenant_id = $1 AND run_id = $2
+	                   AND verdict = 'ambiguous_settlement' AND needs_attention`, c.tenant, s.RunID); n != 2 {
+		t.Fatalf("%d ambiguous_settlement events, want 2", n)
+	}
+	if got := c.postedKeys([]ach.Entry{booked, twin}); got != 0 {
+		t.Fatalf("%d of the two posted", got)
+	}
+	if got := c.balance("settlement:ach"); got != settlement {
+		t.Fatalf("the settlement account moved: %d, was %d", got, settlement)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clearing-dev/clearing/formats"
+	"github.com/clearing-dev/clearing/formats/internal/statement"
 	"github.com/clearing-dev/clearing/internal/money"
 )
 
@@ -199,10 +200,10 @@ func (r *Reader) keySeq(ref string) string {
 	}
 	if st.refRun > 0 && ref == st.lastRef {
 		st.refRun++
-		return keySegment(ref) + "~" + strconv.Itoa(st.refRun)
+		return statement.KeySegment(ref) + "~" + strconv.Itoa(st.refRun)
 	}
 	st.lastRef, st.refRun = ref, 1
-	return keySegment(ref)
+	return statement.KeySegment(ref)
 }
 
 // batch returns the lines of an entry with several details when every

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clearing-dev/clearing/formats"
+	"github.com/clearing-dev/clearing/formats/internal/statement"
 	"github.com/clearing-dev/clearing/internal/money"
 )
 
@@ -139,34 +140,7 @@ func validIBAN(s string) bool {
 	if !looksLikeIBAN(s) {
 		return false
 	}
-	r := s[4:] + s[:4]
-	m := 0
-	for i := 0; i < len(r); i++ {
-		c := r[i]
-		if c >= '0' && c <= '9' {
-			m = (m*10 + int(c-'0')) % 97
-		} else {
-			m = (m*100 + int(c-'A'+10)) % 97
-		}
-	}
-	return m == 1
-}
-
-// keySegment escapes a bank reference for a key: '%', ':' and anything
-// outside printable ASCII become %XX, and a leading '#' too, so that a
-// reference can be confused neither with the separator nor with a
-// positional segment.
-func keySegment(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= 0x20 || c >= 0x7f || c == '%' || c == ':' || c == '~' || (i == 0 && c == '#') {
-			fmt.Fprintf(&b, "%%%02X", c)
-			continue
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
+	return statement.IBANChecksum(s)
 }
 
 // bankRef is an entry's own reference for its key: AcctSvcrRef, else

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clearing-dev/clearing/formats"
+	"github.com/clearing-dev/clearing/formats/internal/statement"
 	"github.com/clearing-dev/clearing/internal/money"
 )
 
@@ -252,31 +253,5 @@ func validIBAN(s string) bool {
 	if !looksLikeIBAN(s) {
 		return false
 	}
-	r := s[4:] + s[:4]
-	m := 0
-	for i := 0; i < len(r); i++ {
-		c := r[i]
-		if isDigit(c) {
-			m = (m*10 + int(c-'0')) % 97
-		} else {
-			m = (m*100 + int(c-'A'+10)) % 97
-		}
-	}
-	return m == 1
-}
-
-// keySegment escapes a value for a key: '%', ':', '~', spaces, control
-// bytes and non-ASCII become %XX, and a leading '#', so that no value is
-// confused with a separator or a positional segment.
-func keySegment(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= 0x20 || c >= 0x7f || c == '%' || c == ':' || c == '~' || (i == 0 && c == '#') {
-			fmt.Fprintf(&b, "%%%02X", c)
-			continue
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
+	return statement.IBANChecksum(s)
 }

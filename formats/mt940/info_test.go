@@ -1,6 +1,10 @@
 package mt940
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/clearing-dev/clearing/formats/internal/statement"
+)
 
 func TestParseInfo(t *testing.T) {
 	cases := []struct {
@@ -35,7 +39,7 @@ func TestReferencesDropAccountNumbersAndPlaceholders(t *testing.T) {
 	if !validIBAN("GB29NWBK60161331926819") || validIBAN("GB28NWBK60161331926819") {
 		t.Error("IBAN check digits")
 	}
-	if got := keySegment("#a:b c%~"); got != "%23a%3Ab%20c%25%7E" {
+	if got := statement.KeySegment("#a:b c%~"); got != "%23a%3Ab%20c%25%7E" {
 		t.Errorf("keySegment = %q", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clearing-dev/clearing/formats"
+	"github.com/clearing-dev/clearing/formats/internal/statement"
 )
 
 // statementLine reads a :61: field into the pending record, which its
@@ -87,7 +88,7 @@ func (r *Reader) key(l *line61) string {
 	m := r.msg
 	if m.stmtSeg == "" {
 		num, _, _ := strings.Cut(m.number, "/")
-		seg := keySegment(m.number)
+		seg := statement.KeySegment(m.number)
 		if strings.Trim(num, "0") == "" {
 			if seg == "" {
 				seg = "0"
@@ -100,7 +101,7 @@ func (r *Reader) key(l *line61) string {
 				}
 				seg += "@" + m.opening.date.Format(time.DateOnly) + sign + fmt.Sprint(v)
 			case m.dt13 != "":
-				seg += "@" + keySegment(m.dt13)
+				seg += "@" + statement.KeySegment(m.dt13)
 			}
 		}
 		m.stmtSeg = seg
@@ -115,10 +116,10 @@ func (r *Reader) key(l *line61) string {
 	seq := l.value.Format(time.DateOnly) + "|" + bank
 	if m.refRun > 0 && seq == m.lastRef {
 		m.refRun++
-		return base + keySegment(bank) + "~" + fmt.Sprint(m.refRun)
+		return base + statement.KeySegment(bank) + "~" + fmt.Sprint(m.refRun)
 	}
 	m.lastRef, m.refRun = seq, 1
-	return base + keySegment(bank)
+	return base + statement.KeySegment(bank)
 }
 
 // flushPending completes the pending statement line with the references

@@ -74,17 +74,18 @@ WITH cp AS MATERIALIZED (
      WHERE c.tenant_id = $1 AND c.source = $2 AND c.class = 'missing_in_ledger' AND c.status = 'posted'
 ), open AS MATERIALIZED (
     SELECT * FROM cp WHERE settled_key IS NULL
-), by_ref AS (
+), cand AS (
     -- Every record of the file, not only the chunk's, counts as a
     -- candidate: a correction is settled by the one record of the file
     -- that fits it, or by none.
-    SELECT o.id, min(k.seq) AS seq, count(*) AS n
+    SELECT o.id, k.seq
       FROM open o
       JOIN record_stage k ON k.reference = o.reference AND k.currency = o.currency
      WHERE k.kind = 'clearing' AND split_part(k.own_key, ':', 1) <> o.key_kind
        AND k.amount_minor = o.amount_minor AND k.direction = o.direction
        AND abs(o.value_date - k.value_date) <= ` + settleWindowDays + `
-     GROUP BY o.id
+), by_ref AS (
+    SELECT id, count(*) AS n FROM cand GROUP BY id
 ), chunk AS (
     SELECT seq, own_key, amount_minor, currency, direction
       FROM record_stage WHERE seq BETWEEN $3 AND $4 AND kind = 'clearing' AND outcome IS NULL
@@ -95,19 +96,11 @@ WITH cp AS MATERIALIZED (
     SELECT k.seq, 1, cp.id, k.amount_minor, k.currency, k.direction
       FROM chunk k JOIN cp ON cp.settled_key = k.own_key
     UNION ALL
-    SELECT r.seq, CASE WHEN r.n = 1 THEN 2 ELSE 3 END, r.id, NULL, NULL, NULL
-      FROM by_ref r
-      JOIN chunk k ON k.seq = r.seq
-    UNION ALL
-    -- The other candidates of an ambiguous match.
-    SELECT k.seq, 3, o.id, NULL, NULL, NULL
-      FROM by_ref r
-      JOIN open o ON o.id = r.id
-      JOIN record_stage k ON k.reference = o.reference AND k.currency = o.currency
-     WHERE r.n > 1 AND k.seq BETWEEN $3 AND $4 AND k.seq <> r.seq AND k.kind = 'clearing' AND k.outcome IS NULL
-       AND split_part(k.own_key, ':', 1) <> o.key_kind
-       AND k.amount_minor = o.amount_minor AND k.direction = o.direction
-       AND abs(o.value_date - k.value_date) <= ` + settleWindowDays + `
+    -- The one candidate settles the correction; several are all ambiguous.
+    SELECT k.seq, CASE WHEN r.n = 1 THEN 2 ELSE 3 END, c.id, NULL, NULL, NULL
+      FROM cand c
+      JOIN by_ref r ON r.id = c.id
+      JOIN chunk k ON k.seq = c.seq
 )
 UPDATE record_stage s
    SET settles_id = CASE WHEN m.rank < 3 THEN m.id END,
