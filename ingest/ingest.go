@@ -1,8 +1,13 @@
-// Package ingest runs a file through its life: parse and validate it whole,
-// stage its records, then apply them to the ledger in chunks, each chunk in
-// one transaction with its audit trail and the run's progress. A file that
-// fails validation is rejected before anything is written; a run that is
-// interrupted is resumed by the next ingest of the same bytes.
+// Package ingest is the intake for both sides: it runs a file through its
+// life, opening, detecting, reading and validating it whole and staging its
+// records before anything is written, under a run that records it. A
+// ledger file (File) is then applied by package ledger in chunks, each chunk
+// in one transaction with its audit trail and the run's progress, and a run
+// that is interrupted is resumed by the next ingest of the same bytes; a
+// statement (Statement) is imported by package statement in one
+// transaction. A file that fails validation is rejected whole: only a run
+// with status rejected records it. Package runs is the only writer of the
+// runs table; ingest is its only caller that writes.
 package ingest
 
 import (
@@ -10,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,7 +27,6 @@ import (
 	"github.com/clearing-dev/clearing/internal/ledger"
 	"github.com/clearing-dev/clearing/internal/pii"
 	"github.com/clearing-dev/clearing/internal/runs"
-	"github.com/clearing-dev/clearing/internal/stage"
 )
 
 // DefaultChunkSize is how many records one transaction applies.
@@ -62,21 +65,13 @@ type Options struct {
 // Summary is what one file's ingest did. Its JSON form is part of the
 // command line's contract.
 type Summary struct {
-	File        string `json:"file"`
-	Format      string `json:"format"`
-	Source      string `json:"source"`
-	RunID       int64  `json:"run_id"`
-	Status      string `json:"status"` // "done", "dry_run" or "rejected"
-	Records     int64  `json:"records"`
-	Posted      int64  `json:"posted"`
-	Duplicates  int64  `json:"duplicates"`
-	Conflicts   int64  `json:"conflicts"`
-	Quarantined int64  `json:"quarantined"`
-	Notices     int64  `json:"notices"`
-	Skipped     int64  `json:"skipped"`
-	// Settled counts records whose money an approved correction had
-	// already posted; at most a reclassification posted for them.
-	Settled int64  `json:"settled"`
+	File    string `json:"file"`
+	Format  string `json:"format"`
+	Source  string `json:"source"`
+	RunID   int64  `json:"run_id"`
+	Status  string `json:"status"` // "done", "dry_run" or "rejected"
+	Records int64  `json:"records"`
+	runs.Counts
 	Resumed bool   `json:"resumed"`
 	Error   string `json:"error,omitempty"`
 }
@@ -92,20 +87,16 @@ func (s Summary) NeedsAttention() bool { return s.Conflicts > 0 || s.Quarantined
 func File(ctx context.Context, pool *pgxpool.Pool, path string, o Options) (Summary, error) {
 	o = o.withDefaults()
 	sum := Summary{File: path, Format: o.Format, Status: "rejected"}
-	pc, err := pool.Acquire(ctx)
+	conn, closeConn, err := connect(ctx, pool)
 	if err != nil {
-		return sum, fmt.Errorf("ingest: connect: %w", err)
+		return sum, err
 	}
-	// The connection carries the temporary stage and the run's lock; it
-	// leaves the pool and is closed afterwards rather than handed to
-	// someone else with either.
-	conn := pc.Hijack()
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer closeConn()
 
 	ro := o.Reader
 	ro.Format, ro.Allowed, ro.Hasher = o.Format, Formats, o.Hasher
 	began := time.Now()
-	st, err := stage.LoadFile(ctx, conn, path, o.MaxFileBytes, ro)
+	st, err := load(ctx, conn, path, o.MaxFileBytes, ro)
 	if err != nil {
 		return rejected(ctx, conn, o, sum, err)
 	}
@@ -113,7 +104,7 @@ func File(ctx context.Context, pool *pgxpool.Pool, path string, o Options) (Summ
 	if o.Format = st.Format; o.Source == "" {
 		o.Source = st.Source
 	}
-	sum.Format, sum.Source, sum.Records, sum.Skipped = o.Format, o.Source, st.Records, st.Skipped
+	sum.Format, sum.Source, sum.Records = o.Format, o.Source, st.Records
 	if o.DryRun {
 		return dryRun(ctx, conn, st, o, sum)
 	}
@@ -136,11 +127,10 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// rejected records a file that LoadFile refused as a rejected run, so that
-// the refusal shows in the run history, and returns err. On a dry run, or
-// when err is not a rejection, it writes nothing.
+// rejected records a file that load refused as a rejected run (none on a
+// dry run) and returns err.
 func rejected(ctx context.Context, conn *pgx.Conn, o Options, sum Summary, err error) (Summary, error) {
-	var rej *stage.RejectedError
+	var rej *RejectedError
 	if !errors.As(err, &rej) {
 		return sum, err
 	}
@@ -153,21 +143,19 @@ func rejected(ctx context.Context, conn *pgx.Conn, o Options, sum Summary, err e
 	if o.DryRun {
 		return sum, err
 	}
-	run := runs.Run{Kind: "ingest", Format: sum.Format, Source: sum.Source, FileName: filepath.Base(rej.File),
-		FileBytes: rej.Bytes, FileSHA256: rej.SHA256}
-	if rerr := runs.Reject(ctx, conn, o.Tenant, &run, rej.Reasons()); rerr != nil {
-		// A database failure, not the file's: the command stops on it.
-		return sum, fmt.Errorf("ingest: %s was rejected, and the rejection could not be recorded: %w", rej.File, rerr)
+	id, rerr := reject(ctx, conn, o.Tenant, "ingest", o.Source, err)
+	if rerr != nil {
+		return sum, rerr
 	}
-	sum.RunID = run.ID
+	sum.RunID = id
 	return sum, err
 }
 
 // apply posts the staged records chunk by chunk under a claimed run.
-func apply(ctx context.Context, conn *pgx.Conn, st *stage.Loaded, o Options, sum Summary) (Summary, error) {
+func apply(ctx context.Context, conn *pgx.Conn, st *loaded, o Options, sum Summary) (Summary, error) {
 	run, resumed, err := runs.ClaimWith(ctx, conn, o.Tenant, runs.Run{
 		Kind: "ingest", Format: o.Format, Source: o.Source, FileName: st.Name,
-		FileBytes: st.Bytes, FileSHA256: st.SHA256, Records: st.Records, Skipped: st.Skipped,
+		FileBytes: st.Bytes, FileSHA256: st.SHA256, Records: st.Records, Counts: runs.Counts{Skipped: st.Skipped},
 	}, runs.ClaimOptions{Log: o.Log})
 	if err != nil {
 		return sum, err
@@ -191,7 +179,7 @@ func apply(ctx context.Context, conn *pgx.Conn, st *stage.Loaded, o Options, sum
 				// A try that fails leaves b as it was: its holds were
 				// rolled back with it.
 				try := b
-				c, err := ledger.Apply(ctx, tx, &try, lo, hi, lo == start)
+				c, err := ledger.Apply(ctx, tx, st.Stage, &try, lo, hi, lo == start)
 				if err != nil {
 					return err
 				}
@@ -231,38 +219,40 @@ func apply(ctx context.Context, conn *pgx.Conn, st *stage.Loaded, o Options, sum
 	if err != nil {
 		return sum, err
 	}
-	return fill(sum, final.Counts.Ledger(), "done"), nil
+	sum.Status, sum.Counts = "done", final.Counts
+	return sum, nil
 }
 
 // dryRun applies everything in one transaction and rolls it back, so the
 // counts are exactly what an ingest now would do, and nothing is written.
-func dryRun(ctx context.Context, conn *pgx.Conn, st *stage.Loaded, o Options, sum Summary) (Summary, error) {
+func dryRun(ctx context.Context, conn *pgx.Conn, st *loaded, o Options, sum Summary) (Summary, error) {
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return sum, err
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // rolling back is the point
 	run := runs.Run{Kind: "ingest", Format: o.Format, Source: o.Source, FileName: st.Name,
-		FileBytes: st.Bytes, FileSHA256: st.SHA256, Records: st.Records, Skipped: st.Skipped}
+		FileBytes: st.Bytes, FileSHA256: st.SHA256, Records: st.Records, Counts: runs.Counts{Skipped: st.Skipped}}
 	if err := runs.Insert(ctx, tx, o.Tenant, &run); err != nil {
 		return sum, err
 	}
-	var total ledger.Counts
+	total := runs.Counts{Skipped: st.Skipped}
 	b := o.batch(st, run.ID)
 	for lo := int64(1); lo <= st.Len(); lo += int64(o.ChunkSize) {
 		hi := min(lo+int64(o.ChunkSize)-1, st.Len())
-		c, err := ledger.Apply(ctx, tx, &b, lo, hi, lo == 1)
+		c, err := ledger.Apply(ctx, tx, st.Stage, &b, lo, hi, lo == 1)
 		if err != nil {
 			return sum, err
 		}
 		total.Add(c)
 	}
-	return fill(sum, total, "dry_run"), nil
+	sum.Status, sum.Counts = "dry_run", total
+	return sum, nil
 }
 
 // batch names where the staged file goes, and which checks may hold it
 // whole.
-func (o Options) batch(st *stage.Loaded, runID int64) ledger.Batch {
+func (o Options) batch(st *loaded, runID int64) ledger.Batch {
 	return ledger.Batch{Tenant: o.Tenant, Source: o.Source, RunID: runID, Holds: ledger.Holds{
 		Positional: st.PositionalKeys,
 		Resends:    st.Format == registry.ACH && !o.AllowRedated,
@@ -279,11 +269,4 @@ func logHeld(log *slog.Logger, file, verdict string) {
 		log.Warn("lines keyed by position collide with other content: nothing more of the file posts",
 			slog.String("file", file))
 	}
-}
-
-func fill(s Summary, c ledger.Counts, status string) Summary {
-	s.Status = status
-	s.Posted, s.Notices, s.Duplicates, s.Conflicts, s.Quarantined = c.Posted, c.Notices, c.Duplicates, c.Conflicts, c.Quarantined
-	s.Settled = c.Settled
-	return s
 }

@@ -47,7 +47,8 @@ func TestLedgerPathVerdicts(t *testing.T) {
 			Direction: dir, ValueDate: formats.Date(2026, 11, 30), Line: 1,
 			Link: &formats.Link{Reference: ref, KeyPrefix: "ach:co:", Suffix: ":return"}}
 	}
-	run := func(name string, want Summary, recs ...formats.Record) {
+	type tally struct{ Records, Posted, Duplicates, Conflicts, Quarantined int64 }
+	run := func(name string, want tally, recs ...formats.Record) {
 		t.Helper()
 		p := filepath.Join(t.TempDir(), name)
 		if err := os.WriteFile(p, []byte(name), 0o600); err != nil {
@@ -59,19 +60,19 @@ func TestLedgerPathVerdicts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := Summary{Records: s.Records, Posted: s.Posted, Duplicates: s.Duplicates, Conflicts: s.Conflicts, Quarantined: s.Quarantined}
+		got := tally{Records: s.Records, Posted: s.Posted, Duplicates: s.Duplicates, Conflicts: s.Conflicts, Quarantined: s.Quarantined}
 		if got != want {
 			t.Fatalf("%s: %+v, want %+v", name, got, want)
 		}
 	}
-	run("a", Summary{Records: 3, Posted: 2, Quarantined: 1},
+	run("a", tally{Records: 3, Posted: 2, Quarantined: 1},
 		rec("ach:co:2026-11-29:001", 100, formats.Credit), rec("ach:co:2026-11-29:002", 200, formats.Debit), rec("ach:co:2026-11-29:001", 100, formats.Credit))
-	run("b", Summary{Records: 2, Duplicates: 1, Conflicts: 1},
+	run("b", tally{Records: 2, Duplicates: 1, Conflicts: 1},
 		rec("ach:co:2026-11-29:001", 100, formats.Credit), rec("ach:co:2026-11-29:002", 250, formats.Debit))
-	run("c", Summary{Records: 3, Posted: 1, Quarantined: 2},
+	run("c", tally{Records: 3, Posted: 1, Quarantined: 2},
 		ret("ach:co:2026-11-30:900", "001", 100, formats.Credit), ret("ach:co:2026-11-30:901", "009", 100, formats.Credit),
 		ret("ach:co:2026-11-30:902", "002", 100, formats.Credit))
-	run("c2", Summary{Records: 1, Duplicates: 1}, ret("ach:co:2026-11-30:900", "001", 100, formats.Credit))
+	run("c2", tally{Records: 1, Duplicates: 1}, ret("ach:co:2026-11-30:900", "001", 100, formats.Credit))
 
 	text := func(sql string) string {
 		rows, err := pool.Query(ctx, sql)

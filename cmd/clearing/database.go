@@ -12,8 +12,8 @@ import (
 
 	"github.com/clearing-dev/clearing/internal/db"
 	"github.com/clearing-dev/clearing/internal/db/embedded"
-	"github.com/clearing-dev/clearing/internal/ledger"
 	"github.com/clearing-dev/clearing/internal/pii"
+	"github.com/clearing-dev/clearing/internal/schema"
 )
 
 // errSchema means the database's schema does not match this binary.
@@ -94,7 +94,7 @@ func (g *globalOptions) open(ctx context.Context, skipSchemaCheck bool) (*databa
 		return nil, fmt.Errorf("connect to the database: %w", err)
 	}
 	if d.embedded != nil && !skipSchemaCheck {
-		if _, err := ledger.Migrate(ctx, d.pool, nil); err != nil {
+		if _, err := schema.Migrate(ctx, d.pool, nil); err != nil {
 			d.Close(ctx)
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/clearing-dev/clearing/ingest"
 	"github.com/clearing-dev/clearing/internal/pgtest"
 )
 
@@ -131,21 +132,8 @@ func (c *cli) file(name string, data []byte) string {
 	return p
 }
 
-// ingestSummary is the JSON summary of one file.
-type ingestSummary struct {
-	File        string `json:"file"`
-	Format      string `json:"format"`
-	RunID       int64  `json:"run_id"`
-	Status      string `json:"status"`
-	Records     int64  `json:"records"`
-	Posted      int64  `json:"posted"`
-	Duplicates  int64  `json:"duplicates"`
-	Conflicts   int64  `json:"conflicts"`
-	Quarantined int64  `json:"quarantined"`
-	Notices     int64  `json:"notices"`
-	Skipped     int64  `json:"skipped"`
-	Settled     int64  `json:"settled"`
-}
+// ingestSummary is the JSON summary of one file, as the command prints it.
+type ingestSummary = ingest.Summary
 
 // ingest runs 'clearing ingest -o json' on files, checks the exit code
 // (want -1 accepts 0 and 3) and returns the summaries.

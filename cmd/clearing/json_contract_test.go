@@ -325,7 +325,7 @@ var jsonTypes = map[string]any{
 	}{},
 	"balance":             []ledger.Balance{},
 	"ledger verify":       ledger.Verification{},
-	"statement import":    []reconcile.ImportSummary{},
+	"statement import":    []ingest.StatementSummary{},
 	"reconcile":           report.Report{},
 	"report":              report.Report{},
 	"corrections list":    []corrections.Correction{},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/clearing-dev/clearing/internal/ledger"
 	"github.com/clearing-dev/clearing/internal/output"
+	"github.com/clearing-dev/clearing/internal/schema"
 )
 
 func newLedgerCommand(g *globalOptions) *cobra.Command {
@@ -70,7 +71,7 @@ func runVerify(ctx context.Context, g *globalOptions, opts verifyOptions) error 
 		return err
 	}
 	defer d.Close(ctx)
-	v, err := ledger.Verify(ctx, d.pool, g.tenant, opts.expectHeads...)
+	v, err := ledger.Verify(ctx, d.pool, g.tenant, schema.Routines(), opts.expectHeads...)
 	if err != nil {
 		return err
 	}

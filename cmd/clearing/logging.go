@@ -15,7 +15,6 @@ import (
 
 	"github.com/clearing-dev/clearing/ingest"
 	"github.com/clearing-dev/clearing/internal/report"
-	"github.com/clearing-dev/clearing/reconcile"
 )
 
 func (g *globalOptions) setupLogging() error {
@@ -143,7 +142,7 @@ var packagePrefix = regexp.MustCompile(`(^|\n[ \t]*|: )(?:(?:` + strings.Join(mo
 // modulePackages are the names of the module's packages.
 var modulePackages = []string{"ach", "bai2", "bench", "camt", "corpus", "corrections", "csv", "db", "demo", "embedded", "failpoint",
 	"formats", "infile", "ingest", "ipm", "iso8583", "ledger", "migrations", "money", "mt940", "output", "pgtest", "pii", "reconcile",
-	"registry", "report", "runs", "settings", "stage", "statement", "statementtest", "tenant"}
+	"registry", "report", "runs", "schema", "settings", "stage", "statement", "statementtest", "tenant"}
 
 // userMessage is err's text for an operator: without package prefixes.
 func userMessage(err error) string {
@@ -173,8 +172,8 @@ func (g *globalOptions) logIngestSummary(s ingest.Summary, began time.Time, err 
 }
 
 // logImportSummary logs the summary event of one statement file; err is
-// what reconcile.ImportStatement returned for it.
-func (g *globalOptions) logImportSummary(s reconcile.ImportSummary, began time.Time, err error) {
+// what ingest.Statement returned for it.
+func (g *globalOptions) logImportSummary(s ingest.StatementSummary, began time.Time, err error) {
 	if err == nil && s.Conflicts > 0 {
 		err = errNeedsAttention
 	}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clearing-dev/clearing/internal/ledger"
 	"github.com/clearing-dev/clearing/internal/output"
+	"github.com/clearing-dev/clearing/internal/schema"
 )
 
 func newMigrateCommand(g *globalOptions) *cobra.Command {
@@ -31,7 +31,7 @@ func runMigrate(ctx context.Context, g *globalOptions) error {
 		return err
 	}
 	defer d.Close(ctx)
-	ms, err := ledger.Migrate(ctx, d.pool, g.log)
+	ms, err := schema.Migrate(ctx, d.pool, g.log)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/clearing-dev/clearing/ingest"
 	"github.com/clearing-dev/clearing/internal/output"
-	"github.com/clearing-dev/clearing/reconcile"
+	"github.com/clearing-dev/clearing/internal/statement"
 )
 
 func newStatementCommand(g *globalOptions) *cobra.Command {
@@ -23,7 +23,7 @@ func newStatementCommand(g *globalOptions) *cobra.Command {
 }
 
 func newStatementImportCommand(g *globalOptions) *cobra.Command {
-	o := reconcile.ImportOptions{}
+	o := ingest.StatementOptions{}
 	cmd := &cobra.Command{
 		Use:   "import --source NAME [flags] FILE...",
 		Short: "Import statement files as statement lines (never as postings)",
@@ -55,26 +55,26 @@ counterparty's side, like postings.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Source, "source", "", "the other side's name; reconcile compares it with the ledger's postings of the same source (required)")
-	f.StringVar(&o.Format, "format", "", "file format: "+strings.Join(reconcile.StatementFormats, ", ")+" (detected for ACH and BAI2)")
+	f.StringVar(&o.Format, "format", "", "file format: "+strings.Join(ingest.StatementFormats, ", ")+" (detected for ACH and BAI2)")
 	f.StringVar(&o.Perspective, "perspective", "", "whose side the file's directions describe: holder or counterparty (default: holder for BAI2)")
-	restrictFlag(f, "format", reconcile.StatementFormats)
-	restrictFlag(f, "perspective", []string{reconcile.Holder, reconcile.Counterparty})
+	restrictFlag(f, "format", ingest.StatementFormats)
+	restrictFlag(f, "perspective", []string{statement.Holder, statement.Counterparty})
 	bindReaderFlags(f, &o.MaxFileBytes, &o.Reader)
 	return cmd
 }
 
-func runStatementImport(ctx context.Context, g *globalOptions, o reconcile.ImportOptions, files []string) error {
+func runStatementImport(ctx context.Context, g *globalOptions, o ingest.StatementOptions, files []string) error {
 	d, err := g.open(ctx, false)
 	if err != nil {
 		return err
 	}
 	defer d.Close(ctx)
-	o.Tenant, o.Hasher = g.tenant, g.hasher()
-	var sums []reconcile.ImportSummary
+	o.Tenant, o.Hasher, o.Log = g.tenant, g.hasher(), g.log
+	var sums []ingest.StatementSummary
 	rejected, conflicts := 0, 0
 	for _, file := range files {
 		began := g.now()
-		s, err := reconcile.ImportStatement(ctx, d.pool, file, o)
+		s, err := ingest.Statement(ctx, d.pool, file, o)
 		if err != nil && !errors.Is(err, ingest.ErrRejected) {
 			return err
 		}

@@ -1,9 +1,10 @@
-// Package ledger is the only code that writes postings, legs, notices and
-// their audit trail. Records staged by package stage are applied in chunks
-// by set-based statements, each chunk in the caller's transaction: INSERT
-// ... ON CONFLICT DO NOTHING on the unique key is the arbiter of what posts,
-// and every record it turns away is written to the audit trail in the same
-// transaction.
+// Package ledger is the only code that writes postings, legs, notices,
+// their audit events and the ledger's source locks (ledger_locks). Records
+// staged by package stage are applied in chunks by set-based statements,
+// each chunk in the caller's transaction: INSERT ... ON CONFLICT DO NOTHING
+// on the unique key is the arbiter of what posts, and every record it turns
+// away is written to the audit trail in the same transaction. It also reads
+// the ledger back: lookups, balances and verify.
 package ledger
 
 import (
@@ -11,6 +12,10 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/clearing-dev/clearing/internal/db"
+	"github.com/clearing-dev/clearing/internal/runs"
+	"github.com/clearing-dev/clearing/internal/stage"
 )
 
 // Batch names where staged records go: the tenant, the source whose
@@ -26,40 +31,11 @@ type Batch struct {
 	Held string
 }
 
-// Counts tallies what applying records did. Every staged record lands in
-// exactly one of them.
-type Counts struct {
-	Posted      int64
-	Notices     int64
-	Duplicates  int64
-	Conflicts   int64
-	Quarantined int64
-	// Settled counts records that arrived after a correction had already
-	// posted their money (a missing_in_ledger correction): they post at most
-	// a reclassification, never the money again.
-	Settled int64
-}
-
-// Add accumulates o into c.
-func (c *Counts) Add(o Counts) {
-	c.Posted += o.Posted
-	c.Notices += o.Notices
-	c.Duplicates += o.Duplicates
-	c.Conflicts += o.Conflicts
-	c.Quarantined += o.Quarantined
-	c.Settled += o.Settled
-}
-
-// Total is the number of records the counts account for.
-func (c Counts) Total() int64 {
-	return c.Posted + c.Notices + c.Duplicates + c.Conflicts + c.Quarantined + c.Settled
-}
-
 // maxLinkDepth bounds the chain return → dishonored → contested.
 const maxLinkDepth = 4
 
-// Apply posts the records lo..hi (inclusive) of the connection's stage
-// (package stage) in tx. Clearing records post first, then returns and
+// Apply posts the records lo..hi (inclusive) of st, which lives on tx's
+// connection, in tx. Clearing records post first, then returns and
 // reversals by link depth, so that a return finds an original posted earlier
 // in the same chunk. Records that do not post are
 // audited with their verdict. Apply writes nothing outside tx, so the caller
@@ -71,8 +47,11 @@ const maxLinkDepth = 4
 // look at every record from lo to the end of the stage; later chunks check
 // their own records only (see holdIfShifted). When a check holds the file,
 // b.Held names why.
-func Apply(ctx context.Context, tx pgx.Tx, b *Batch, lo, hi int64, first bool) (Counts, error) {
-	var c Counts
+func Apply(ctx context.Context, tx pgx.Tx, st *stage.Stage, b *Batch, lo, hi int64, first bool) (runs.Counts, error) {
+	var c runs.Counts
+	if lo < 1 || lo > hi || hi > st.Len() {
+		return c, fmt.Errorf("ledger: records %d-%d are not in a stage of %d", lo, hi, st.Len())
+	}
 	// A chunk's sorts fit in memory with room to spare; the server's
 	// default (4 MB) spills them to disk.
 	if _, err := tx.Exec(ctx, `SET LOCAL work_mem = '64MB'`); err != nil {
@@ -95,8 +74,8 @@ func Apply(ctx context.Context, tx pgx.Tx, b *Batch, lo, hi int64, first bool) (
 	}
 	var clearingPosted, noticesAdded int64
 	if p.clearing > 0 {
-		if err := tx.QueryRow(ctx, postClearing.call(), b.Tenant, b.RunID, lo, hi, b.Source).Scan(&clearingPosted); err != nil {
-			return c, fmt.Errorf("ledger: post clearing records %d-%d: %w", lo, hi, routineErr(postClearing, err))
+		if err := tx.QueryRow(ctx, postClearing.Call(), b.Tenant, b.RunID, lo, hi, b.Source).Scan(&clearingPosted); err != nil {
+			return c, fmt.Errorf("ledger: post clearing records %d-%d: %w", lo, hi, postClearing.Err(err))
 		}
 	}
 	if p.notices > 0 {
@@ -113,8 +92,8 @@ func Apply(ctx context.Context, tx pgx.Tx, b *Batch, lo, hi int64, first bool) (
 			return c, fmt.Errorf("ledger: find originals %d-%d: %w", lo, hi, err)
 		}
 		var n int64
-		if err := tx.QueryRow(ctx, postLinked.call(), b.Tenant, b.RunID, lo, hi, b.Source, depth).Scan(&n); err != nil {
-			return c, fmt.Errorf("ledger: post returns and reversals %d-%d: %w", lo, hi, routineErr(postLinked, err))
+		if err := tx.QueryRow(ctx, postLinked.Call(), b.Tenant, b.RunID, lo, hi, b.Source, depth).Scan(&n); err != nil {
+			return c, fmt.Errorf("ledger: post returns and reversals %d-%d: %w", lo, hi, postLinked.Err(err))
 		}
 		c.Posted += n
 	}
@@ -178,10 +157,10 @@ SELECT kind, link_depth, count(*) FROM record_stage WHERE seq BETWEEN $1 AND $2 
 }
 
 // audit runs one audit statement and adds its counts by verdict.
-func audit(ctx context.Context, tx pgx.Tx, r routine, b *Batch, lo, hi int64, c *Counts) error {
-	rows, err := tx.Query(ctx, r.call(), b.Tenant, b.RunID, lo, hi)
+func audit(ctx context.Context, tx pgx.Tx, r db.Routine, b *Batch, lo, hi int64, c *runs.Counts) error {
+	rows, err := tx.Query(ctx, r.Call(), b.Tenant, b.RunID, lo, hi)
 	if err != nil {
-		return fmt.Errorf("ledger: audit %d-%d: %w", lo, hi, routineErr(r, err))
+		return fmt.Errorf("ledger: audit %d-%d: %w", lo, hi, r.Err(err))
 	}
 	var verdict string
 	var n int64

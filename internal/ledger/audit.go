@@ -1,12 +1,5 @@
 package ledger
 
-import (
-	"context"
-	"fmt"
-
-	"github.com/jackc/pgx/v5"
-)
-
 // auditPostings writes an audit event for every staged posting record of
 // the chunk that this run did not post, and counts them by verdict. It runs
 // as its own statement so that its snapshot sees postings that concurrent
@@ -85,56 +78,3 @@ SELECT verdict, count(*) FROM ev GROUP BY verdict`
 // whole row for every record.
 const auditContent = `s.reference, s.amount_minor, s.currency, s.direction, s.account, s.account_last4,
                              s.value_date, s.digest, s.link_reference, s.link_prefix, s.link_suffix, s.detail`
-
-// auditStatementLines records every staged statement line that an earlier
-// import already holds: a duplicate when the content is the same, a
-// conflict otherwise. $1 tenant, $2 run, $3 source, $4 whether the
-// statement is the account holder's (its directions are turned round).
-const auditStatementLines = `
-WITH numbered AS (
-    SELECT s.*, row_number() OVER (PARTITION BY own_key ORDER BY seq) AS occurrence
-      FROM record_stage s
-     WHERE kind <> 'notice'
-), ev AS (
-    INSERT INTO audit_events (tenant_id, record_key, own_key, verdict, needs_attention, run_id, record_no, line,
-                              existing_line_id, differing_fields, kind, reference, amount_minor, currency,
-                              direction, account, account_last4, value_date, digest, detail)
-    SELECT $1, s.own_key, s.own_key, v.verdict, v.verdict = 'conflict', $2, s.seq, s.line,
-           l.id, CASE WHEN v.verdict = 'conflict' THEN clearing_differing_fields(
-                l.amount_minor, l.currency, l.direction, l.account, l.value_date, s.amount_minor, s.currency,
-                CASE WHEN $4 THEN (CASE s.direction WHEN 'C' THEN 'D' ELSE 'C' END) ELSE s.direction END,
-                s.account, s.value_date) ELSE '{}' END,
-           'statement', s.reference, s.amount_minor, s.currency, s.direction, s.account, s.account_last4,
-           s.value_date, s.digest, s.detail
-      FROM numbered s
-      JOIN statement_lines l ON l.tenant_id = $1 AND l.source = $3 AND l.line_key = s.own_key
-                            AND l.occurrence = s.occurrence AND l.run_id <> $2
-      CROSS JOIN LATERAL (SELECT CASE WHEN l.digest = s.digest THEN 'duplicate' ELSE 'conflict' END AS verdict) v
-    RETURNING verdict
-)
-SELECT verdict, count(*) FROM ev GROUP BY verdict`
-
-// AuditStatementLines writes an audit event for every line of the
-// connection's stage that an earlier import of the source already holds,
-// and returns how many were duplicates and conflicts. holder says the
-// statement is the account holder's, whose directions are turned round.
-func AuditStatementLines(ctx context.Context, tx pgx.Tx, tenant string, runID int64, source string, holder bool) (duplicates, conflicts int64, err error) {
-	rows, err := tx.Query(ctx, auditLines.call(), tenant, runID, source, holder)
-	if err != nil {
-		return 0, 0, fmt.Errorf("ledger: audit statement lines: %w", routineErr(auditLines, err))
-	}
-	var verdict string
-	var n int64
-	_, err = pgx.ForEachRow(rows, []any{&verdict, &n}, func() error {
-		if verdict == "duplicate" {
-			duplicates += n
-		} else {
-			conflicts += n
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, 0, fmt.Errorf("ledger: audit statement lines: %w", routineErr(auditLines, err))
-	}
-	return duplicates, conflicts, nil
-}

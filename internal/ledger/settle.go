@@ -36,8 +36,8 @@ SELECT EXISTS (SELECT 1 FROM corrections
 	if _, err := tx.Exec(ctx, markSettled, b.Tenant, b.Source, lo, hi); err != nil {
 		return fmt.Errorf("ledger: match records to corrections %d-%d: %w", lo, hi, err)
 	}
-	if _, err := tx.Exec(ctx, postReclass.call(), b.Tenant, b.RunID, lo, hi, b.Source); err != nil {
-		return fmt.Errorf("ledger: reclassify settled records %d-%d: %w", lo, hi, routineErr(postReclass, err))
+	if _, err := tx.Exec(ctx, postReclass.Call(), b.Tenant, b.RunID, lo, hi, b.Source); err != nil {
+		return fmt.Errorf("ledger: reclassify settled records %d-%d: %w", lo, hi, postReclass.Err(err))
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/clearing-dev/clearing/internal/db"
 )
 
 // Check is one of the invariants Verify tests, with what it found.
@@ -102,9 +104,10 @@ SELECT 'audit_events', e.record_key, format('event %s names a posting, notice or
 // database still enforces append-only with the triggers and functions the
 // migrations created, and that every row is as it was sealed when written.
 // Each check is one statement, so each sees one consistent snapshot while
-// ingests go on. Each of heads, a seal chain head recorded earlier (hex),
-// must still be a seal of the tenant.
-func Verify(ctx context.Context, q Querier, tenant string, heads ...string) (Verification, error) {
+// ingests go on. rs are the routines that must be installed as this binary
+// installs them (schema.Routines). Each of heads, a seal chain head
+// recorded earlier (hex), must still be a seal of the tenant.
+func Verify(ctx context.Context, q Querier, tenant string, rs []db.Routine, heads ...string) (Verification, error) {
 	v := Verification{OK: true}
 	m, err := loadManifest()
 	if err != nil {
@@ -130,7 +133,7 @@ SELECT (SELECT count(*) FROM postings WHERE tenant_id = $1), (SELECT count(*) FR
 	for _, c := range guards {
 		v.add(c)
 	}
-	routines, err := checkRoutines(ctx, q)
+	routines, err := checkRoutines(ctx, q, rs)
 	if err != nil {
 		return v, err
 	}

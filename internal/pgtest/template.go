@@ -7,8 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/clearing-dev/clearing/internal/db"
-	"github.com/clearing-dev/clearing/internal/ledger"
+	"github.com/clearing-dev/clearing/internal/schema"
 )
 
 // templateLockKey is the advisory lock that serialises template builds
@@ -19,7 +18,7 @@ const templateLockKey int64 = 0x636c656172696e67
 // templateName names the template after the migrations' content, so that a
 // changed migration builds a new template instead of reusing a stale one.
 func templateName() string {
-	return "clearing_tmpl_" + db.MigrationsDigest() + "_" + ledger.RoutinesDigest()[:6]
+	return "clearing_tmpl_" + schema.Digest()
 }
 
 // buildTemplate creates the template database name, migrated, unless it
@@ -79,7 +78,7 @@ func migrate(ctx context.Context, server, database string) error {
 		return fmt.Errorf("pgtest: %w", err)
 	}
 	defer pool.Close()
-	if _, err := ledger.Migrate(ctx, pool, nil); err != nil {
+	if _, err := schema.Migrate(ctx, pool, nil); err != nil {
 		return fmt.Errorf("pgtest: migrating the template: %w", err)
 	}
 	return nil

@@ -1,5 +1,6 @@
 // Package runs keeps the history of ingests and statement imports: one row
-// per file, its counts, and how far it got. A run is owned by the process
+// per file, its counts, and how far it got. It is the only writer of the
+// runs table, and package ingest its only caller that writes. A run is owned by the process
 // holding its PostgreSQL advisory lock; a run left "running" with nobody
 // holding the lock was interrupted, and the next ingest of the same bytes
 // resumes it where its last committed chunk ended.
@@ -15,8 +16,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/clearing-dev/clearing/internal/ledger"
 )
 
 // ErrNotFound means no run has the id asked for.
@@ -51,29 +50,45 @@ type Run struct {
 	FinishedAt *time.Time `json:"finished_at"`
 	Progress   int64      `json:"progress"`
 	Records    int64      `json:"records"`
-	Skipped    int64      `json:"skipped"`
 	Counts
 	// Errors say why a rejected run's file was refused, naming lines or
 	// offsets where the reader gave them; empty for any other run.
 	Errors []string `json:"errors"`
 }
 
-// Counts tally what a run did with its records. It mirrors ledger.Counts,
-// which has no JSON form: a run's counts are part of the command line's
-// contract, and their names in it must not follow a Go field's rename.
+// Counts tally what a run did with its records; every record read lands in
+// exactly one of them. They are defined here, next to the only SQL that
+// writes them, and their JSON names are part of the command line's
+// contract. A statement import counts the lines it added as Posted.
 type Counts struct {
 	Posted      int64 `json:"posted"`
-	Notices     int64 `json:"notices"`
 	Duplicates  int64 `json:"duplicates"`
 	Conflicts   int64 `json:"conflicts"`
 	Quarantined int64 `json:"quarantined"`
-	Settled     int64 `json:"settled"`
+	Notices     int64 `json:"notices"`
+	// Skipped counts records that are no entry of the ledger or the
+	// statement: control records, summaries, zero amounts.
+	Skipped int64 `json:"skipped"`
+	// Settled counts records that arrived after a correction had already
+	// posted their money (a missing_in_ledger correction): they post at most
+	// a reclassification, never the money again.
+	Settled int64 `json:"settled"`
 }
 
-// Ledger returns c as the ledger's tally.
-func (c Counts) Ledger() ledger.Counts {
-	return ledger.Counts{Posted: c.Posted, Notices: c.Notices, Duplicates: c.Duplicates, Conflicts: c.Conflicts,
-		Quarantined: c.Quarantined, Settled: c.Settled}
+// Add accumulates o into c.
+func (c *Counts) Add(o Counts) {
+	c.Posted += o.Posted
+	c.Duplicates += o.Duplicates
+	c.Conflicts += o.Conflicts
+	c.Quarantined += o.Quarantined
+	c.Notices += o.Notices
+	c.Skipped += o.Skipped
+	c.Settled += o.Settled
+}
+
+// Total is the number of records the counts account for.
+func (c Counts) Total() int64 {
+	return c.Posted + c.Duplicates + c.Conflicts + c.Quarantined + c.Notices + c.Skipped + c.Settled
 }
 
 // Querier is satisfied by *pgx.Conn, pgx.Tx and *pgxpool.Pool.
@@ -286,12 +301,13 @@ func Release(ctx context.Context, conn *pgx.Conn, id int64) error {
 
 // Advance records that records up to progress are applied, with the counts
 // they added. It must run in the transaction that applied them.
-func Advance(ctx context.Context, tx pgx.Tx, tenant string, id, progress int64, c ledger.Counts) error {
+func Advance(ctx context.Context, tx pgx.Tx, tenant string, id, progress int64, c Counts) error {
 	tag, err := tx.Exec(ctx, `
 UPDATE runs SET progress = $3, posted = posted + $4, notices = notices + $5, duplicates = duplicates + $6,
-                conflicts = conflicts + $7, quarantined = quarantined + $8, settled = settled + $9
+                conflicts = conflicts + $7, quarantined = quarantined + $8, settled = settled + $9,
+                skipped = skipped + $10
  WHERE tenant_id = $1 AND id = $2 AND status = 'running' AND progress < $3`,
-		tenant, id, progress, c.Posted, c.Notices, c.Duplicates, c.Conflicts, c.Quarantined, c.Settled)
+		tenant, id, progress, c.Posted, c.Notices, c.Duplicates, c.Conflicts, c.Quarantined, c.Settled, c.Skipped)
 	if err != nil {
 		return fmt.Errorf("runs: advance run %d: %w", id, err)
 	}

@@ -1,4 +1,4 @@
-package runs
+package runs_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clearing-dev/clearing/internal/pgtest"
+	"github.com/clearing-dev/clearing/internal/runs"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -26,21 +27,21 @@ func connect(t *testing.T, url string) *pgx.Conn {
 	return conn
 }
 
-func fileRun() Run {
+func fileRun() runs.Run {
 	sum := sha256.Sum256([]byte("one file"))
-	return Run{Kind: "ingest", Format: "ach", Source: "ach", FileName: "day.ach", FileBytes: 8, FileSHA256: sum[:], Records: 10}
+	return runs.Run{Kind: "ingest", Format: "ach", Source: "ach", FileName: "day.ach", FileBytes: 8, FileSHA256: sum[:], Records: 10}
 }
 
 type claimed struct {
-	run     Run
+	run     runs.Run
 	resumed bool
 	err     error
 }
 
-func claimAsync(conn *pgx.Conn, o ClaimOptions) chan claimed {
+func claimAsync(conn *pgx.Conn, o runs.ClaimOptions) chan claimed {
 	ch := make(chan claimed, 1)
 	go func() {
-		r, resumed, err := ClaimWith(context.Background(), conn, "default", fileRun(), o)
+		r, resumed, err := runs.ClaimWith(context.Background(), conn, "default", fileRun(), o)
 		ch <- claimed{r, resumed, err}
 	}()
 	return ch
@@ -56,21 +57,21 @@ func runCount(t *testing.T, conn *pgx.Conn) int64 {
 }
 
 // A killed process keeps its server session, and so its run's lock, until
-// the server notices: Claim waits for that session to end and then resumes
+// the server notices: runs.Claim waits for that session to end and then resumes
 // the run instead of starting another.
 func TestClaimWaitsForTheOwnerOfARunningRunAndResumesIt(t *testing.T) {
 	t.Parallel()
 	url := pgtest.ConnString(t)
 	ctx := context.Background()
 	owner, waiter := connect(t, url), connect(t, url)
-	first, resumed, err := Claim(ctx, owner, "default", fileRun())
+	first, resumed, err := runs.Claim(ctx, owner, "default", fileRun())
 	if err != nil || resumed {
 		t.Fatalf("first claim: %+v, resumed %v, %v", first, resumed, err)
 	}
-	ch := claimAsync(waiter, ClaimOptions{Wait: 20 * time.Second, Poll: 10 * time.Millisecond})
+	ch := claimAsync(waiter, runs.ClaimOptions{Wait: 20 * time.Second, Poll: 10 * time.Millisecond})
 	select {
 	case c := <-ch:
-		t.Fatalf("Claim did not wait for the run's owner: %+v, resumed %v, %v", c.run, c.resumed, c.err)
+		t.Fatalf("runs.Claim did not wait for the run's owner: %+v, resumed %v, %v", c.run, c.resumed, c.err)
 	case <-time.After(300 * time.Millisecond):
 	}
 	owner.Close(ctx) // as the server does once it notices that the owner died
@@ -83,23 +84,23 @@ func TestClaimWaitsForTheOwnerOfARunningRunAndResumesIt(t *testing.T) {
 	}
 }
 
-// A run that its owner finishes while Claim waits is not resumed: the file
+// A run that its owner finishes while runs.Claim waits is not resumed: the file
 // gets a run of its own.
 func TestClaimStartsANewRunWhenTheOwnedRunFinishes(t *testing.T) {
 	t.Parallel()
 	url := pgtest.ConnString(t)
 	ctx := context.Background()
 	owner, waiter := connect(t, url), connect(t, url)
-	first, _, err := Claim(ctx, owner, "default", fileRun())
+	first, _, err := runs.Claim(ctx, owner, "default", fileRun())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch := claimAsync(waiter, ClaimOptions{Wait: 20 * time.Second, Poll: 10 * time.Millisecond})
+	ch := claimAsync(waiter, runs.ClaimOptions{Wait: 20 * time.Second, Poll: 10 * time.Millisecond})
 	time.Sleep(100 * time.Millisecond)
-	if err := Finish(ctx, owner, "default", first.ID); err != nil {
+	if err := runs.Finish(ctx, owner, "default", first.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := Release(ctx, owner, first.ID); err != nil {
+	if err := runs.Release(ctx, owner, first.ID); err != nil {
 		t.Fatal(err)
 	}
 	c := <-ch
@@ -109,19 +110,19 @@ func TestClaimStartsANewRunWhenTheOwnedRunFinishes(t *testing.T) {
 }
 
 // A run whose owner stays alive for longer than the wait is neither resumed
-// nor joined by a second run: Claim gives up with ErrBusy and writes nothing.
+// nor joined by a second run: runs.Claim gives up with runs.ErrBusy and writes nothing.
 func TestClaimGivesUpOnALiveOwnerWithErrBusy(t *testing.T) {
 	t.Parallel()
 	url := pgtest.ConnString(t)
 	ctx := context.Background()
 	owner, waiter := connect(t, url), connect(t, url)
-	first, _, err := Claim(ctx, owner, "default", fileRun())
+	first, _, err := runs.Claim(ctx, owner, "default", fileRun())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := <-claimAsync(waiter, ClaimOptions{Wait: 200 * time.Millisecond, Poll: 10 * time.Millisecond})
-	if !errors.Is(c.err, ErrBusy) {
-		t.Fatalf("Claim with the run owned by a live session: run %d, resumed %v, %v; want ErrBusy", c.run.ID, c.resumed, c.err)
+	c := <-claimAsync(waiter, runs.ClaimOptions{Wait: 200 * time.Millisecond, Poll: 10 * time.Millisecond})
+	if !errors.Is(c.err, runs.ErrBusy) {
+		t.Fatalf("runs.Claim with the run owned by a live session: run %d, resumed %v, %v; want runs.ErrBusy", c.run.ID, c.resumed, c.err)
 	}
 	if pid := fmt.Sprintf("server process %d ", owner.PgConn().PID()); !strings.Contains(c.err.Error(), pid) {
 		t.Errorf("the error does not name the owner's %s: %v", pid, c.err)
@@ -129,15 +130,15 @@ func TestClaimGivesUpOnALiveOwnerWithErrBusy(t *testing.T) {
 	if n := runCount(t, waiter); n != 1 {
 		t.Fatalf("%d runs, want only run %d", n, first.ID)
 	}
-	got, err := Get(ctx, waiter, "default", first.ID)
-	if err != nil || got.Status != Running {
+	got, err := runs.Get(ctx, waiter, "default", first.ID)
+	if err != nil || got.Status != runs.Running {
 		t.Fatalf("run %d: %+v, %v; want it shown running while its owner lives", first.ID, got, err)
 	}
 	owner.Close(ctx)
 	// The server ends the session a moment after the client hangs up.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		got, err := Get(ctx, waiter, "default", first.ID)
-		if err == nil && got.Status == Interrupted {
+		got, err := runs.Get(ctx, waiter, "default", first.ID)
+		if err == nil && got.Status == runs.Interrupted {
 			break
 		}
 		if err != nil || time.Now().After(deadline) {
@@ -147,32 +148,32 @@ func TestClaimGivesUpOnALiveOwnerWithErrBusy(t *testing.T) {
 }
 
 // A rejected run is finished when it is written, keeps its reasons (a long
-// one clipped), and is never resumed: the next Claim of the same bytes
+// one clipped), and is never resumed: the next runs.Claim of the same bytes
 // starts a run of its own.
 func TestRejectedRunKeepsItsReasonsAndIsNeverResumed(t *testing.T) {
 	conn := connect(t, pgtest.ConnString(t))
 	ctx := context.Background()
 	r := fileRun()
-	long := "line 2: " + strings.Repeat("x", 3*maxErrorBytes)
-	if err := Reject(ctx, conn, "default", &r, []string{"line 1: bad", long}); err != nil {
+	long := "line 2: " + strings.Repeat("x", 3*2000)
+	if err := runs.Reject(ctx, conn, "default", &r, []string{"line 1: bad", long}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := Get(ctx, conn, "default", r.ID)
+	got, err := runs.Get(ctx, conn, "default", r.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != Rejected || got.FinishedAt == nil || len(got.Errors) != 2 || got.Errors[0] != "line 1: bad" {
+	if got.Status != runs.Rejected || got.FinishedAt == nil || len(got.Errors) != 2 || got.Errors[0] != "line 1: bad" {
 		t.Fatalf("rejected run reads back as %+v", got)
 	}
-	if n := len(got.Errors[1]); n > maxErrorBytes+40 || !strings.HasPrefix(got.Errors[1], "line 2: ") {
+	if n := len(got.Errors[1]); n > 2000+40 || !strings.HasPrefix(got.Errors[1], "line 2: ") {
 		t.Fatalf("a long reason is stored as %d bytes: %.60q", n, got.Errors[1])
 	}
-	claimedRun, resumed, err := Claim(ctx, conn, "default", fileRun())
+	claimedRun, resumed, err := runs.Claim(ctx, conn, "default", fileRun())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if resumed || claimedRun.ID == r.ID {
-		t.Fatalf("Claim resumed rejected run %d", r.ID)
+		t.Fatalf("runs.Claim resumed rejected run %d", r.ID)
 	}
 	if n := runCount(t, conn); n != 2 {
 		t.Fatalf("%d runs, want the rejected one and a new one", n)

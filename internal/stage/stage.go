@@ -1,8 +1,9 @@
 // Package stage loads one file's records with COPY into a table private to
-// one connection, numbered 1..n in file order, so that the ledger and
-// statement import can apply them with set-based SQL. The whole file is
-// staged before anything is applied: a file that fails to parse leaves
-// nothing behind.
+// one connection (record_stage), numbered 1..n in file order, so that
+// packages ledger and statement can apply them with set-based SQL; they
+// take the *Stage they read as a parameter. It knows records, not files:
+// package ingest opens, reads and validates the whole file before anything
+// is staged.
 package stage
 
 import (

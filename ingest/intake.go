@@ -1,21 +1,42 @@
-package stage
+package ingest
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clearing-dev/clearing/formats"
 	"github.com/clearing-dev/clearing/formats/registry"
 	"github.com/clearing-dev/clearing/internal/infile"
+	"github.com/clearing-dev/clearing/internal/runs"
+	"github.com/clearing-dev/clearing/internal/stage"
 )
 
-// Loaded is a file parsed, validated and staged.
-type Loaded struct {
-	*Stage
+// The intake is what ledger files and statements share: a connection of
+// their own, the whole file opened, detected, read, validated and staged
+// before anything is written, and a rejected run for a file that is
+// refused.
+
+// connect takes a connection out of the pool for one file. It carries the
+// temporary stage and the run's lock, so it leaves the pool and is closed
+// afterwards (close) rather than handed to someone else with either.
+func connect(ctx context.Context, pool *pgxpool.Pool) (conn *pgx.Conn, close func(), err error) {
+	pc, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ingest: connect: %w", err)
+	}
+	conn = pc.Hijack()
+	return conn, func() { conn.Close(context.WithoutCancel(ctx)) }, nil
+}
+
+// loaded is a file parsed, validated and staged.
+type loaded struct {
+	*stage.Stage
 	Format  string
 	Source  string // the format's default source
 	Name    string // the file's base name
@@ -27,11 +48,11 @@ type Loaded struct {
 	PositionalKeys bool
 }
 
-// LoadFile parses the whole file at path into a new stage on conn. Any bad
+// load parses the whole file at path into a new stage on conn. Any bad
 // record rejects the file with a *RejectedError; parsing goes on past the
 // first to report up to maxReportedErrors. Nothing outside the connection's
 // temporary stage is written.
-func LoadFile(ctx context.Context, conn *pgx.Conn, path string, maxBytes int64, ro registry.Options) (*Loaded, error) {
+func load(ctx context.Context, conn *pgx.Conn, path string, maxBytes int64, ro registry.Options) (*loaded, error) {
 	in, err := infile.Open(path, maxBytes)
 	if err != nil {
 		rej := &RejectedError{File: path, Errs: []error{err}, Format: ro.Format}
@@ -43,11 +64,11 @@ func LoadFile(ctx context.Context, conn *pgx.Conn, path string, maxBytes int64, 
 	if err != nil {
 		return nil, readRest(in, &RejectedError{File: path, Errs: []error{err}, Format: ro.Format})
 	}
-	stg, err := New(ctx, conn)
+	stg, err := stage.New(ctx, conn)
 	if err != nil {
 		return nil, err
 	}
-	l := &Loaded{Stage: stg, Format: opened.Format, Source: opened.Source, Name: filepath.Base(path), Bytes: in.Size(),
+	l := &loaded{Stage: stg, Format: opened.Format, Source: opened.Source, Name: filepath.Base(path), Bytes: in.Size(),
 		PositionalKeys: opened.PositionalKeys}
 	rd := opened.Reader
 	var firstBad error
@@ -122,4 +143,25 @@ func collectErrors(path string, rd formats.Reader, first error) *RejectedError {
 			return rej
 		}
 	}
+}
+
+// reject records the file that load refused with err as a rejected run of
+// kind (ingest or statement), so that the refusal shows in the run history,
+// and returns the run's id. source is the caller's, or else the format's
+// default. When err is not a rejection it writes nothing and returns 0.
+func reject(ctx context.Context, conn *pgx.Conn, tenant, kind, source string, err error) (int64, error) {
+	var rej *RejectedError
+	if !errors.As(err, &rej) {
+		return 0, nil
+	}
+	if source == "" {
+		source = rej.Source
+	}
+	run := runs.Run{Kind: kind, Format: rej.Format, Source: source, FileName: filepath.Base(rej.File),
+		FileBytes: rej.Bytes, FileSHA256: rej.SHA256}
+	if rerr := runs.Reject(ctx, conn, tenant, &run, rej.Reasons()); rerr != nil {
+		// A database failure, not the file's: the command stops on it.
+		return 0, fmt.Errorf("ingest: %s was rejected, and the rejection could not be recorded: %w", rej.File, rerr)
+	}
+	return run.ID, nil
 }

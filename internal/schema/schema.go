@@ -1,0 +1,35 @@
+// Package schema brings a database to the schema this binary expects: the
+// migrations (package db, from migrations/), then the routines through which
+// the ledger and the statement side write (packages ledger and statement
+// each declare their own). It is what `clearing migrate` runs, and what
+// `ledger verify` checks the installed routines against.
+package schema
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clearing-dev/clearing/internal/db"
+	"github.com/clearing-dev/clearing/internal/ledger"
+	"github.com/clearing-dev/clearing/internal/statement"
+)
+
+// Routines are every routine this binary installs.
+func Routines() []db.Routine { return slices.Concat(ledger.Routines, statement.Routines) }
+
+// Digest identifies the migrations and routines this binary installs, so
+// that a test template built with one schema is never reused for another.
+func Digest() string { return db.MigrationsDigest() + "_" + db.RoutinesDigest(Routines())[:6] }
+
+// Migrate applies the migrations and installs the routines.
+func Migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) ([]db.Migration, error) {
+	ms, err := db.Migrate(ctx, pool, log)
+	if err != nil {
+		return ms, err
+	}
+	return ms, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return db.InstallRoutines(ctx, tx, Routines()) })
+}
