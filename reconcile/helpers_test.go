@@ -16,7 +16,6 @@ import (
 	"github.com/clearing-dev/clearing/ingest"
 	"github.com/clearing-dev/clearing/internal/pgtest"
 	"github.com/clearing-dev/clearing/internal/pii"
-	"github.com/clearing-dev/clearing/reconcile"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -50,12 +49,12 @@ func ingestFile(t *testing.T, pool *pgxpool.Pool, path string, opts ingest.Optio
 }
 
 // importStatement imports the statement at path under source through
-// reconcile.ImportStatement: the one way these tests add statement lines.
+// ingest.Statement: the one way these tests add statement lines.
 // It fails the test unless the import is done.
-func importStatement(t *testing.T, pool *pgxpool.Pool, path, source string) reconcile.ImportSummary {
+func importStatement(t *testing.T, pool *pgxpool.Pool, path, source string) ingest.StatementSummary {
 	t.Helper()
-	s, err := reconcile.ImportStatement(context.Background(), pool, path,
-		reconcile.ImportOptions{Tenant: tenant, Source: source, Hasher: hasher()})
+	s, err := ingest.Statement(context.Background(), pool, path,
+		ingest.StatementOptions{Tenant: tenant, Source: source, Hasher: hasher()})
 	if err != nil {
 		t.Fatalf("import statement %s: %v", path, err)
 	}

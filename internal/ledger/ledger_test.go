@@ -12,6 +12,7 @@ import (
 	"github.com/clearing-dev/clearing/internal/ledger"
 	"github.com/clearing-dev/clearing/internal/money"
 	"github.com/clearing-dev/clearing/internal/pgtest"
+	"github.com/clearing-dev/clearing/internal/schema"
 )
 
 // LookupKey finds a posted key with the posting's row and legs as the
@@ -148,7 +149,7 @@ func TestVerifyFindsATamperedLeg(t *testing.T) {
 	ingestFile(t, pool, f, ingest.Options{})
 	ingestFile(t, pool, f, ingest.Options{}) // an audit trail of duplicates
 
-	v, err := ledger.Verify(ctx, pool, tenant)
+	v, err := ledger.Verify(ctx, pool, tenant, schema.Routines())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestVerifyFindsATamperedLeg(t *testing.T) {
 		t.Fatalf("the tampered posting's legs net to %d, want 100", n)
 	}
 
-	v, err = ledger.Verify(ctx, pool, tenant)
+	v, err = ledger.Verify(ctx, pool, tenant, schema.Routines())
 	if err != nil {
 		t.Fatal(err)
 	}
