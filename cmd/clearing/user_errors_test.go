@@ -114,7 +114,7 @@ func TestPackagePrefixes(t *testing.T) {
 	}
 	for _, name := range strings.Fields(string(out)) {
 		if name != "main" && !slices.Contains(modulePackages, name) {
-			t.Errorf("package %s is missing from modulePackages (cmd/clearing/main.go): add it, so that its error prefixes are not shown to operators", name)
+			t.Errorf("package %s is missing from modulePackages (cmd/clearing/logging.go): add it, so that its error prefixes are not shown to operators", name)
 		}
 	}
 	for in, want := range map[string]string{
