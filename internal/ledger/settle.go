@@ -19,14 +19,22 @@ import (
 // is a conflict. A second arrival after the reclassification is a
 // duplicate.
 //
+// The ledger knows such a correction by its own row: the posting that
+// clearing_post_correction (migration 00007), and nothing else, writes for
+// it, of kind correction with the detail 'correction of missing_in_ledger'
+// (missingInLedger). It reads no table of the corrections package
+// (docs/decisions/late-arrivals-read-the-ledger.md).
+//
 // Most ingests meet no such correction, so the check costs one small query
-// unless one exists for the source. Probes by id compare the tenant as an
-// expression: see originsOf.
+// unless one exists for the source: a probe of the partial index
+// postings_missing_in_ledger (migration 00013), which holds only these
+// postings. Probes by id compare the tenant as an expression: see
+// originsOf.
 func settleLateArrivals(ctx context.Context, tx pgx.Tx, b *Batch, lo, hi int64) error {
 	var any bool
 	if err := tx.QueryRow(ctx, `
-SELECT EXISTS (SELECT 1 FROM corrections
-                WHERE tenant_id = $1 AND source = $2 AND class = 'missing_in_ledger' AND status = 'posted')`,
+SELECT EXISTS (SELECT 1 FROM postings
+                WHERE tenant_id = $1 AND source = $2 AND `+missingInLedger+`)`,
 		b.Tenant, b.Source).Scan(&any); err != nil {
 		return fmt.Errorf("ledger: look for settling corrections: %w", err)
 	}
@@ -42,8 +50,20 @@ SELECT EXISTS (SELECT 1 FROM corrections
 	return nil
 }
 
+// missingInLedger is the mark of a posted missing_in_ledger correction on
+// its posting, the predicate of the partial index postings_missing_in_ledger
+// (migration 00013), written the same way so that the planner can use the
+// index. Only clearing_post_correction writes kind correction, with the
+// detail 'correction of ' || class: no routine of the ingest path writes
+// that kind, and no role but the schema's owner writes postings itself
+// (migrations 00007 and 00010; ledger verify finds a correction posting
+// that no correction posted). So a correction of this class is posted
+// exactly when such a posting of its source exists.
+const missingInLedger = `kind = 'correction' AND detail = 'correction of missing_in_ledger'`
+
 // markSettled matches the chunk's clearing records to posted
-// missing_in_ledger corrections of the source.
+// missing_in_ledger corrections of the source, found by their postings
+// (missingInLedger).
 //
 // A record settles a correction by its key: the correction posted under the
 // record's own key (the statement was the same kind of file), or an earlier
@@ -66,12 +86,11 @@ const markSettled = `
 WITH cp AS MATERIALIZED (
     SELECT p.id, p.posting_key, p.reference, p.currency, p.value_date, p.amount_minor, p.direction,
            split_part(p.posting_key, ':', 1) AS key_kind, st.own_key AS settled_key
-      FROM corrections c
-     CROSS JOIN LATERAL (SELECT * FROM postings WHERE tenant_id || '' = $1 AND id = c.posting_id LIMIT 1) p
+      FROM postings p
       LEFT JOIN LATERAL (SELECT a.own_key FROM audit_events a
                           WHERE a.tenant_id = $1 AND a.existing_posting_id = p.id AND a.verdict = 'settled_by_correction'
                           ORDER BY a.id LIMIT 1) st ON true
-     WHERE c.tenant_id = $1 AND c.source = $2 AND c.class = 'missing_in_ledger' AND c.status = 'posted'
+     WHERE p.tenant_id = $1 AND p.source = $2 AND ` + missingInLedger + `
 ), open AS MATERIALIZED (
     SELECT * FROM cp WHERE settled_key IS NULL
 ), cand AS (
@@ -131,13 +150,12 @@ const insertReclass = `
 WITH cand AS (
     SELECT DISTINCT ON (s.own_key) s.*, p.account AS suspense
       FROM record_stage s
+     -- Only an approved missing_in_ledger correction of the source is
+     -- reclassified, known by the mark on its posting: the stage is the
+     -- caller's, and names whatever it likes.
      CROSS JOIN LATERAL (SELECT account FROM postings WHERE tenant_id || '' = $1 AND id = s.settles_id
-                            AND kind = 'correction' AND source = $5 LIMIT 1) p
+                            AND source = $5 AND ` + missingInLedger + ` LIMIT 1) p
      WHERE s.seq BETWEEN $3 AND $4 AND s.outcome = 'settled_by_correction' AND s.account <> ''
-       -- Only an approved missing_in_ledger correction is reclassified: the
-       -- stage is the caller's, and names whatever it likes.
-       AND EXISTS (SELECT 1 FROM corrections c WHERE c.tenant_id = $1 AND c.posting_id = s.settles_id
-                                                 AND c.class = 'missing_in_ledger' AND c.status = 'posted')
      ORDER BY s.own_key, s.seq
 ), ins AS (
     INSERT INTO postings (tenant_id, posting_key, kind, source, reference, alt_reference, value_date,
