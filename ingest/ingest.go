@@ -34,12 +34,12 @@ const DefaultChunkSize = 20_000
 
 // Formats lists the formats ingest reads. BAI2 is a bank statement: it is
 // imported with 'clearing statement import', never posted.
-var Formats = []string{registry.ACH, registry.ISO8583, registry.CSV}
+var Formats = []string{registry.ACH, registry.IPM, registry.ISO8583, registry.CSV}
 
 // Options control one ingest.
 type Options struct {
 	Tenant string
-	// Format is "ach", "iso8583" or "csv"; empty detects it from the file.
+	// Format is one of Formats; empty detects it from the file.
 	Format string
 	// Source names the other side; it scopes the settlement account and
 	// reconciliation. Empty takes the format's default: "ach", "iso8583", or
@@ -72,8 +72,11 @@ type Summary struct {
 	Status  string `json:"status"` // "done", "dry_run" or "rejected"
 	Records int64  `json:"records"`
 	runs.Counts
-	Resumed bool   `json:"resumed"`
-	Error   string `json:"error,omitempty"`
+	Resumed bool `json:"resumed"`
+	// Warnings say what the file breaks that no key, amount or date
+	// depends on; the file was read all the same.
+	Warnings []string `json:"warnings,omitempty"`
+	Error    string   `json:"error,omitempty"`
 }
 
 // NeedsAttention reports whether a person must look at the outcome:
@@ -104,7 +107,8 @@ func File(ctx context.Context, pool *pgxpool.Pool, path string, o Options) (Summ
 	if o.Format = st.Format; o.Source == "" {
 		o.Source = st.Source
 	}
-	sum.Format, sum.Source, sum.Records = o.Format, o.Source, st.Records
+	sum.Format, sum.Source, sum.Records, sum.Warnings = o.Format, o.Source, st.Records, st.Warnings
+	logWarnings(o.Log, st.Name, st.Warnings)
 	if o.DryRun {
 		return dryRun(ctx, conn, st, o, sum)
 	}
@@ -156,6 +160,7 @@ func apply(ctx context.Context, conn *pgx.Conn, st *loaded, o Options, sum Summa
 	run, resumed, err := runs.ClaimWith(ctx, conn, o.Tenant, runs.Run{
 		Kind: "ingest", Format: o.Format, Source: o.Source, FileName: st.Name,
 		FileBytes: st.Bytes, FileSHA256: st.SHA256, Records: st.Records, Counts: runs.Counts{Skipped: st.Skipped},
+		Warnings: st.Warnings,
 	}, runs.ClaimOptions{Log: o.Log})
 	if err != nil {
 		return sum, err
@@ -232,7 +237,8 @@ func dryRun(ctx context.Context, conn *pgx.Conn, st *loaded, o Options, sum Summ
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // rolling back is the point
 	run := runs.Run{Kind: "ingest", Format: o.Format, Source: o.Source, FileName: st.Name,
-		FileBytes: st.Bytes, FileSHA256: st.SHA256, Records: st.Records, Counts: runs.Counts{Skipped: st.Skipped}}
+		FileBytes: st.Bytes, FileSHA256: st.SHA256, Records: st.Records, Counts: runs.Counts{Skipped: st.Skipped},
+		Warnings: st.Warnings}
 	if err := runs.Insert(ctx, tx, o.Tenant, &run); err != nil {
 		return sum, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
 
 	"github.com/jackc/pgx/v5"
@@ -46,6 +47,8 @@ type loaded struct {
 	Skipped int64
 	// PositionalKeys: see registry.Opened.
 	PositionalKeys bool
+	// Warnings are what the reader found wrong that no money depends on.
+	Warnings []string
 }
 
 // load parses the whole file at path into a new stage on conn. Any bad
@@ -101,6 +104,9 @@ func load(ctx context.Context, conn *pgx.Conn, path string, maxBytes int64, ro r
 		rej := collectErrors(path, rd, firstBad)
 		rej.Format, rej.Source = opened.Format, opened.Source
 		return nil, readRest(in, rej)
+	}
+	if opened.Warnings != nil {
+		l.Warnings = opened.Warnings()
 	}
 	if l.SHA256, err = in.Finish(); err != nil {
 		// The file changed while it was read: there is no one checksum.
@@ -164,4 +170,14 @@ func reject(ctx context.Context, conn *pgx.Conn, tenant, kind, source string, er
 		return 0, fmt.Errorf("ingest: %s was rejected, and the rejection could not be recorded: %w", rej.File, rerr)
 	}
 	return run.ID, nil
+}
+
+// logWarnings tells the operator, once per file, what the file breaks that
+// no money depends on; the run keeps the list.
+func logWarnings(log *slog.Logger, file string, warnings []string) {
+	if len(warnings) == 0 {
+		return
+	}
+	log.Warn("the file breaks its format where no key, amount or date depends on it: it was read all the same; 'clearing runs show RUN' lists every warning",
+		slog.String("file", file), slog.Int("warnings", len(warnings)), slog.String("first", warnings[0]))
 }

@@ -19,7 +19,7 @@ import (
 )
 
 // StatementFormats lists the formats a statement can come in.
-var StatementFormats = []string{registry.ACH, registry.ISO8583, registry.CSV, registry.BAI2}
+var StatementFormats = []string{registry.BAI2, registry.CAMT, registry.MT940, registry.ACH, registry.IPM, registry.ISO8583, registry.CSV}
 
 // StatementOptions control one statement import.
 type StatementOptions struct {
@@ -29,7 +29,8 @@ type StatementOptions struct {
 	Source string
 	Format string // one of StatementFormats; empty detects it
 	// Perspective is statement.Counterparty or statement.Holder; empty
-	// takes Holder for BAI2 and Counterparty otherwise.
+	// takes Holder for a bank's statement (BAI2, camt, MT940) and
+	// Counterparty otherwise.
 	Perspective  string
 	MaxFileBytes int64
 	Hasher       pii.Hasher
@@ -50,7 +51,10 @@ type StatementSummary struct {
 	Duplicates int64  `json:"duplicates"`
 	Conflicts  int64  `json:"conflicts"`
 	Skipped    int64  `json:"skipped"` // not lines: notices, zero amounts, summaries
-	Error      string `json:"error,omitempty"`
+	// Warnings say what the file breaks that no key, amount or date
+	// depends on; the file was read all the same.
+	Warnings []string `json:"warnings,omitempty"`
+	Error    string   `json:"error,omitempty"`
 }
 
 // Statement imports a statement file as statement lines, in one
@@ -68,13 +72,16 @@ func Statement(ctx context.Context, pool *pgxpool.Pool, path string, o Statement
 	if o.MaxFileBytes <= 0 {
 		o.MaxFileBytes = infile.DefaultMaxBytes
 	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
 	conn, closeConn, err := connect(ctx, pool)
 	if err != nil {
 		return sum, err
 	}
 	defer closeConn()
 	ro := o.Reader
-	ro.Format, ro.Allowed, ro.Hasher = o.Format, StatementFormats, o.Hasher
+	ro.Format, ro.Allowed, ro.Hasher, ro.Statement = o.Format, StatementFormats, o.Hasher, true
 	st, err := load(ctx, conn, path, o.MaxFileBytes, ro)
 	if err != nil {
 		var rej *RejectedError
@@ -88,14 +95,16 @@ func Statement(ctx context.Context, pool *pgxpool.Pool, path string, o Statement
 		sum.RunID = id
 		return sum, err
 	}
-	sum.Format, sum.Records = st.Format, st.Records
-	holder := o.Perspective == statement.Holder || (o.Perspective == "" && st.Format == registry.BAI2)
+	sum.Format, sum.Records, sum.Warnings = st.Format, st.Records, st.Warnings
+	logWarnings(o.Log, st.Name, st.Warnings)
+	holder := o.Perspective == statement.Holder || (o.Perspective == "" && bankStatement(st.Format))
 	var run runs.Run
 	var c runs.Counts
 	err = db.Retry(ctx, o.Log, "statement import", func() error {
 		return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			run = runs.Run{Kind: "statement", Format: st.Format, Source: o.Source, FileName: st.Name,
-				FileBytes: st.Bytes, FileSHA256: st.SHA256, Records: st.Records, Counts: runs.Counts{Skipped: st.Skipped}}
+				FileBytes: st.Bytes, FileSHA256: st.SHA256, Records: st.Records, Counts: runs.Counts{Skipped: st.Skipped},
+				Warnings: st.Warnings}
 			if err := runs.Insert(ctx, tx, o.Tenant, &run); err != nil {
 				return err
 			}
@@ -121,4 +130,10 @@ func Statement(ctx context.Context, pool *pgxpool.Pool, path string, o Statement
 	sum.RunID, sum.Status = run.ID, "done"
 	sum.Added, sum.Duplicates, sum.Conflicts, sum.Skipped = c.Posted, c.Duplicates, c.Conflicts, st.Skipped+c.Skipped
 	return sum, nil
+}
+
+// bankStatement says a format is a bank's statement of our own account,
+// whose directions are the holder's: a credit is money in.
+func bankStatement(format string) bool {
+	return format == registry.BAI2 || format == registry.CAMT || format == registry.MT940
 }

@@ -164,7 +164,7 @@ func ingestCases(in hostileInputs) []badInput {
 	ing := func(args ...string) []string { return append([]string{"ingest"}, args...) }
 	return []badInput{
 		{"empty file", ing(in.empty), "is empty"},
-		{"binary garbage, detected", ing(in.garbage), "neither a NACHA ACH nor a BAI2 file"},
+		{"binary garbage, detected", ing(in.garbage), "is not a file whose format can be told from its first bytes"},
 		{"binary garbage as ACH", ing("--format", "ach", in.garbage), "offset 0"},
 		{"binary garbage as ISO 8583", ing("--format", "iso8583", in.garbage), "iso8583"},
 		{"binary garbage as CSV", ing("--format", "csv", "--map", "preset:signed-amount", in.garbage), "line"},
@@ -200,7 +200,7 @@ func statementCases(in hostileInputs) []badInput {
 	}
 	return []badInput{
 		{"empty file", imp(in.empty), "is empty"},
-		{"binary garbage, detected", imp(in.garbage), "neither a NACHA ACH nor a BAI2 file"},
+		{"binary garbage, detected", imp(in.garbage), "is not a file whose format can be told from its first bytes"},
 		{"binary garbage as BAI2", imp("--format", "bai2", in.garbage), "line 1"},
 		{"2 GB sparse file", imp(in.sparse), "over the limit"},
 		{"file over --max-file-bytes", imp("--max-file-bytes", "100", in.bai2), "over the limit of 100 bytes"},

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/clearing-dev/clearing/formats/csv"
+	"github.com/clearing-dev/clearing/formats/ipm"
 	"github.com/clearing-dev/clearing/formats/iso8583"
 )
 
@@ -65,6 +66,8 @@ func restrict(f *pflag.FlagSet, name string, e enumValue) {
 // restrictReaderFlags restricts the flags that bindReaderFlags declares.
 func restrictReaderFlags(f *pflag.FlagSet) {
 	restrictFlag(f, "iso-framing", iso8583.Framings())
+	restrictFlag(f, "ipm-blocking", []string{ipm.Blocked, ipm.Unblocked})
+	restrictFlag(f, "ipm-encoding", ipm.Encodings())
 	restrict(f, "iso-spec", enumValue{allowed: []string{iso8583.SpecName87ASCII, iso8583.SpecName87}, orFile: true})
 	restrict(f, "map", enumValue{prefix: "preset:", prefixed: csv.Presets()})
 }

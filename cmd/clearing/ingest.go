@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/clearing-dev/clearing/formats/ipm"
 	"github.com/clearing-dev/clearing/formats/registry"
 	"github.com/clearing-dev/clearing/ingest"
 	"github.com/clearing-dev/clearing/internal/infile"
@@ -50,10 +51,14 @@ checking that it is not a re-send, ingest it again with --allow-redated.
 An ingest that is interrupted (killed, crashed, lost its connection) is resumed
 where its last committed chunk ended by running the same command again.
 
-The format is detected for ACH files; name it with --format otherwise.`,
+Formats: ach (NACHA ACH), ipm (Mastercard IPM clearing files, blocked or not,
+EBCDIC or ASCII), iso8583 (ISO 8583:1987 host or switch message files) and csv
+(with a column mapping). ACH and IPM files are detected; name the others with
+--format.`,
 		Example: `  clearing ingest /in/2026-11-29/*.ach
   clearing ingest --dry-run day1.ach
-  clearing ingest --format iso8583 --iso-framing rdw clearing.ipm
+  clearing ingest /in/mastercard/T112-2026-11-29.ipm
+  clearing ingest --format iso8583 --iso-framing rdw host-2026-11-29.log
   clearing ingest --format csv --map acme.toml settlement-2026-11-29.csv
   clearing ingest -o json day1.ach | jq '.[].posted'`,
 		Args: cobra.MinimumNArgs(1),
@@ -62,7 +67,7 @@ The format is detected for ACH files; name it with --format otherwise.`,
 		}),
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.format, "format", "", "file format: "+strings.Join(ingest.Formats, ", ")+" (detected for ACH)")
+	f.StringVar(&o.format, "format", "", "file format: "+strings.Join(ingest.Formats, ", ")+" (detected for ACH and IPM)")
 	restrictFlag(f, "format", ingest.Formats)
 	f.StringVar(&o.source, "source", "", "source name for settlement and reconciliation (default: the format, or the CSV mapping's source)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "parse, validate and compute what would be posted; write nothing")
@@ -78,6 +83,8 @@ func bindReaderFlags(f *pflag.FlagSet, maxFileBytes *int64, ro *registry.Options
 	f.Int64Var(maxFileBytes, "max-file-bytes", infile.DefaultMaxBytes, "refuse files larger than this")
 	f.StringVar(&ro.ISOFraming, "iso-framing", "", "ISO 8583 framing: rdw, len2, ascii4, hex or raw (detected when unambiguous)")
 	f.StringVar(&ro.ISOSpec, "iso-spec", "", "ISO 8583 spec: spec87ascii, spec87, or a path to a JSON spec")
+	f.StringVar(&ro.IPMBlocking, "ipm-blocking", "", "IPM 1014 blocking: blocked or unblocked (detected)")
+	f.StringVar(&ro.IPMEncoding, "ipm-encoding", "", "IPM code page: "+strings.Join(ipm.Encodings(), ", ")+" (EBCDIC or ASCII detected)")
 	f.StringVar(&ro.CSVMap, "map", "", "CSV column mapping: a TOML file or preset:NAME")
 	f.StringVar(&ro.FileID, "file-id", "", "CSV file id for line-based keys (default: the file's base name)")
 	restrictReaderFlags(f)

@@ -50,7 +50,7 @@ func rejectedFiles(t *testing.T, dir string, valid []byte, corruptAt int, corrup
 		{name: "missing", path: missing, want: "no such file"},
 		{name: "empty", path: write("empty", nil), sha: sum(nil), want: "is empty"},
 		{name: "corrupt", path: write("corrupt", corrupt), bytes: int64(len(corrupt)), sha: sum(corrupt), want: where},
-		{name: "wrong format", path: write("wrong.csv", wrong), bytes: int64(len(wrong)), sha: sum(wrong), want: "neither a NACHA ACH nor a BAI2 file"},
+		{name: "wrong format", path: write("wrong.csv", wrong), bytes: int64(len(wrong)), sha: sum(wrong), want: "is not a file whose format can be told from its first bytes"},
 	}
 }
 

@@ -127,6 +127,9 @@ func runRunsShow(ctx context.Context, g *globalOptions, id int64, limit int) err
 	for _, e := range r.Errors {
 		rows.Add("error", e)
 	}
+	for _, w := range r.Warnings {
+		rows.Add("warning", w)
+	}
 	if g.output == output.CSV {
 		return output.WriteCSV(g.stdout, eventRows(events))
 	}

@@ -27,7 +27,8 @@ func newStatementImportCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import --source NAME [flags] FILE...",
 		Short: "Import statement files as statement lines (never as postings)",
-		Long: `Import the other side's statements: a bank's BAI2 statement, the scheme's or
+		Long: `Import the other side's statements: a bank's BAI2, camt.052/053/054 or
+MT940/MT942 statement, the scheme's (Mastercard IPM settlement positions) or
 bank's own copy of an ACH or ISO 8583 file, or a CSV export. Lines are kept as
 data about the other side and never post to the ledger. Each file is read with
 the same parsers as ingest, validated whole, and imported in one transaction.
@@ -38,11 +39,14 @@ Lines are deduplicated on their own keys, so importing a statement again adds
 nothing. A statement that lists one key twice keeps both lines, and
 reconciliation reports the second as duplicate_in_statement.
 
-Directions: BAI2 describes our own account at the bank (--perspective holder:
-a credit is money in); the other formats describe the counterparty
-(--perspective counterparty), as ingest does. Lines are stored from the
-counterparty's side, like postings.`,
+Directions: a bank's statement (BAI2, camt, MT940) describes our own account
+at the bank (--perspective holder: a credit is money in); the other formats
+describe the counterparty (--perspective counterparty), as ingest does. Lines
+are stored from the counterparty's side, like postings.`,
 		Example: `  clearing statement import --source bank-a statement-2026-11-29.bai2
+  clearing statement import --source bank-b camt053-2026-11-29.xml
+  clearing statement import --source bank-c MT940-2026-11-29.sta
+  clearing statement import --source ipm settlement-positions-2026-11-29.ipm
   clearing statement import --source ach --format ach returned-by-bank.ach
   clearing statement import --source acme-psp --format csv --map acme.toml settlement.csv`,
 		Args: cobra.MinimumNArgs(1),
@@ -55,8 +59,8 @@ counterparty's side, like postings.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Source, "source", "", "the other side's name; reconcile compares it with the ledger's postings of the same source (required)")
-	f.StringVar(&o.Format, "format", "", "file format: "+strings.Join(ingest.StatementFormats, ", ")+" (detected for ACH and BAI2)")
-	f.StringVar(&o.Perspective, "perspective", "", "whose side the file's directions describe: holder or counterparty (default: holder for BAI2)")
+	f.StringVar(&o.Format, "format", "", "file format: "+strings.Join(ingest.StatementFormats, ", ")+" (detected for BAI2, camt, MT940, ACH and IPM)")
+	f.StringVar(&o.Perspective, "perspective", "", "whose side the file's directions describe: holder or counterparty (default: holder for BAI2, camt and MT940)")
 	restrictFlag(f, "format", ingest.StatementFormats)
 	restrictFlag(f, "perspective", []string{statement.Holder, statement.Counterparty})
 	bindReaderFlags(f, &o.MaxFileBytes, &o.Reader)

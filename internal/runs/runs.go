@@ -54,6 +54,9 @@ type Run struct {
 	// Errors say why a rejected run's file was refused, naming lines or
 	// offsets where the reader gave them; empty for any other run.
 	Errors []string `json:"errors"`
+	// Warnings say what the file breaks that no key, amount or date
+	// depends on: it was read all the same.
+	Warnings []string `json:"warnings"`
 }
 
 // Counts tally what a run did with its records; every record read lands in
@@ -241,9 +244,10 @@ func lockID(id int64) int32 { return int32(id & 0x7fffffff) }
 // Insert adds r as a new running run and sets r.ID.
 func Insert(ctx context.Context, q Querier, tenant string, r *Run) error {
 	err := q.QueryRow(ctx, `
-INSERT INTO runs (tenant_id, kind, format, source, file_name, file_bytes, file_sha256, records, skipped)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-RETURNING id`, tenant, r.Kind, r.Format, r.Source, r.FileName, r.FileBytes, r.FileSHA256, r.Records, r.Skipped).Scan(&r.ID)
+INSERT INTO runs (tenant_id, kind, format, source, file_name, file_bytes, file_sha256, records, skipped, warnings)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+RETURNING id`, tenant, r.Kind, r.Format, r.Source, r.FileName, r.FileBytes, r.FileSHA256, r.Records, r.Skipped,
+		clipAll(r.Warnings)).Scan(&r.ID)
 	if err != nil {
 		return fmt.Errorf("runs: insert: %w", err)
 	}
@@ -262,10 +266,7 @@ func Reject(ctx context.Context, q Querier, tenant string, r *Run, errs []string
 	if len(errs) == 0 {
 		errs = []string{"rejected"}
 	}
-	reasons := make([]string, len(errs))
-	for i, e := range errs {
-		reasons[i] = clip(e, maxErrorBytes)
-	}
+	reasons := clipAll(errs)
 	err := q.QueryRow(ctx, `
 INSERT INTO runs (tenant_id, kind, format, source, file_name, file_bytes, file_sha256, records, skipped,
                   status, finished_at, errors)
@@ -277,6 +278,16 @@ RETURNING id`, tenant, r.Kind, r.Format, r.Source, r.FileName, r.FileBytes, r.Fi
 	}
 	r.Status, r.Errors = Rejected, reasons
 	return nil
+}
+
+// clipAll clips each of ss to maxErrorBytes; it never returns nil, which
+// the NOT NULL columns would refuse.
+func clipAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, e := range ss {
+		out[i] = clip(e, maxErrorBytes)
+	}
+	return out
 }
 
 // clip cuts s to at most n bytes, at a rune boundary, saying that it did.
@@ -334,14 +345,14 @@ SELECT id, kind, format, source, file_name, file_bytes, file_sha256,
                    AND l.classid = 7411 AND l.objid = (id % 2147483648)::oid AND l.objsubid = 2 AND l.granted)
             THEN 'interrupted' ELSE status END,
        started_at, finished_at, progress, records, skipped, posted, notices, duplicates, conflicts, quarantined,
-       settled, errors
+       settled, errors, warnings
   FROM runs`
 
 func scanRun(row pgx.CollectableRow) (Run, error) {
 	var r Run
 	err := row.Scan(&r.ID, &r.Kind, &r.Format, &r.Source, &r.FileName, &r.FileBytes, &r.FileSHA256,
 		&r.Status, &r.StartedAt, &r.FinishedAt, &r.Progress, &r.Records, &r.Skipped,
-		&r.Posted, &r.Notices, &r.Duplicates, &r.Conflicts, &r.Quarantined, &r.Settled, &r.Errors)
+		&r.Posted, &r.Notices, &r.Duplicates, &r.Conflicts, &r.Quarantined, &r.Settled, &r.Errors, &r.Warnings)
 	return r, err
 }
 
