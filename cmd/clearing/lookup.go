@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clearing-dev/clearing/formats/ipm"
 	"github.com/clearing-dev/clearing/internal/ledger"
 	"github.com/clearing-dev/clearing/internal/money"
 	"github.com/clearing-dev/clearing/internal/output"
@@ -27,9 +28,12 @@ reconciliation that compared it said, and its corrections.
 Keys (see README):
   ach:<company identification>:<effective entry date>:<trace number>
   iso8583:<acquirer or ->:<RRN>:<message class>
+  ipm:<ARN>:<MTI>:<function code>, or the ARN alone: the card's whole lifecycle
+  ipm:<DE94 originator>:1740:<function code>:<PDS0137> (a fee collection)
   csv:<source>:<key columns> or csv:<source>:<file id>:<line>`,
 		Example: `  clearing lookup ach:1234567890:2026-11-29:091000010000001
-  clearing lookup -o json ach:1234567890:2026-11-29:091000010000001:return`,
+  clearing lookup -o json ach:1234567890:2026-11-29:091000010000001:return
+  clearing lookup 05454546304001603000012`,
 		Args: cobra.ExactArgs(1),
 		RunE: g.run(func(ctx context.Context, args []string) error {
 			return runLookup(ctx, g, args[0])
@@ -46,6 +50,14 @@ func runLookup(ctx context.Context, g *globalOptions, key string) error {
 	l, err := ledger.LookupKey(ctx, d.pool, g.tenant, key)
 	if err != nil {
 		return err
+	}
+	// A card lifecycle posts under its first presentment's key: an ARN, or
+	// a chargeback's own key, names that lifecycle.
+	if root, ok := ipm.LifecycleKey(key); ok && root != key && !l.Found() {
+		if l, err = ledger.LookupKey(ctx, d.pool, g.tenant, root); err != nil {
+			return err
+		}
+		key = root
 	}
 	st, err := reconcile.StatusOf(ctx, d.pool, g.tenant, key)
 	if err != nil {

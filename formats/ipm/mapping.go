@@ -346,9 +346,9 @@ func (mp *mapper) fee(m *message, fn, name string) (formats.Record, *mapError) {
 	}
 	// A fee moves money between members, not from the card DE2 may name
 	// (a recovered card award, say): the record has no counterparty
-	// account, and the ledger's default (counterparty:<source>) takes it
-	// until fee accounts exist.
-	rec.Account = pii.Account{}
+	// account, and as a fee the ledger books it against the source's fee
+	// account (fees:<source>).
+	rec.Account, rec.LineType = pii.Account{}, formats.Fee
 	switch {
 	case rec.Amount == 0:
 		rec.Kind = formats.Notice

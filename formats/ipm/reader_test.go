@@ -326,3 +326,19 @@ func TestOneErrorPerBadMessage(t *testing.T) {
 		}
 	}
 }
+
+func TestLifecycleKeyFindsThePresentmentOfEveryStep(t *testing.T) {
+	const arn = "05454546304001603000012"
+	want := "ipm:" + arn + ":1240:200"
+	for _, s := range []string{arn, want, "ipm:" + arn + ":1442:450", "ipm:" + arn + ":1240:205", "ipm:" + arn + ":1442:454"} {
+		if got, ok := LifecycleKey(s); !ok || got != want {
+			t.Errorf("LifecycleKey(%q) = %q, %v; want %q", s, got, ok, want)
+		}
+	}
+	for _, s := range []string{"05454546304001603000013", "0545454630400160300001", "ipm:024680:1740:700:02468026110300000001",
+		"ach:1234567890:2026-11-29:091000010000001", "ipm:" + arn + ":1644:697"} {
+		if got, ok := LifecycleKey(s); ok {
+			t.Errorf("LifecycleKey(%q) = %q, want none", s, got)
+		}
+	}
+}

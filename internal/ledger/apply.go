@@ -188,11 +188,13 @@ func audit(ctx context.Context, tx pgx.Tx, r db.Routine, b *Batch, lo, hi int64,
 // finds the others colliding with a posting of this same run and quarantines
 // them as in-file duplicates. Rows are inserted in key order so that
 // concurrent ingests of overlapping files wait for each other instead of
-// deadlocking.
+// deadlocking. A record that names no account is booked against the
+// source's counterparty account, or its fee account when it is a fee (an
+// IPM fee collection, a PSP's fee row).
 const insertClearing = `
 WITH cand AS (
     SELECT DISTINCT ON (own_key) own_key, reference, alt_reference, value_date, amount_minor, currency,
-           direction, account, account_last4, digest, seq, line, detail
+           direction, account, account_last4, digest, seq, line, detail, line_type
       FROM record_stage
      WHERE seq BETWEEN $3 AND $4 AND kind = 'clearing' AND outcome IS NULL
      ORDER BY own_key, seq
@@ -201,8 +203,9 @@ WITH cand AS (
                           amount_minor, currency, direction, account, account_last4, digest,
                           run_id, record_no, line, detail)
     SELECT $1, own_key, 'clearing', $5, reference, alt_reference, value_date,
-           amount_minor, currency, direction, coalesce(nullif(account, ''), 'counterparty:' || $5), account_last4, digest,
-           $2, seq, line, detail
+           amount_minor, currency, direction,
+           coalesce(nullif(account, ''), CASE line_type WHEN 'fee' THEN 'fees:' ELSE 'counterparty:' END || $5),
+           account_last4, digest, $2, seq, line, detail
       FROM cand
      ORDER BY own_key
     ON CONFLICT (tenant_id, posting_key) DO NOTHING
