@@ -96,6 +96,15 @@ type Record struct {
 	Amount    int64
 	Currency  string // ISO 4217 alphabetic code
 	Direction Direction
+	// SettleAmount and SettleCurrency are what the other side settles the
+	// record in when that is another currency than the record's own, such
+	// as an IPM record's reconciliation amount (DE5 in DE50): a JPY
+	// purchase settled in USD. Reconciliation nets settlement totals in
+	// them; the ledger's legs stay in Amount and Currency. Zero and empty
+	// when the record settles in its own currency. They never enter the
+	// digest: they follow from the amount and the scheme's rate.
+	SettleAmount   int64
+	SettleCurrency string
 	// Account is the counterparty account; its zero value means unknown.
 	Account   pii.Account
 	ValueDate time.Time // a calendar date at UTC midnight
@@ -226,6 +235,15 @@ func Check(r *Record) error {
 		return bad("direction is neither credit nor debit")
 	case r.ValueDate.IsZero():
 		return bad("no value date")
+	case (r.SettleCurrency == "") != (r.SettleAmount == 0) && r.Kind != Notice:
+		return bad("a settlement amount without its currency, or a currency without an amount")
+	case r.SettleCurrency != "" && len(r.SettleCurrency) != 3:
+		return bad("settlement currency is not a 3-letter ISO 4217 code")
+	case r.SettleAmount < 0:
+		return bad("negative settlement amount")
+	case r.SettleAmount > MaxAmountMinor:
+		return &ParseError{Line: r.Line, Offset: r.Offset, Field: "settlement amount",
+			Err: fmt.Errorf("record %q: %w", r.Key, CheckAmount(r.SettleAmount))}
 	}
 	switch r.Kind {
 	case Clearing, Notice:

@@ -179,8 +179,13 @@ SELECT max(last_date) FILTER (WHERE side = 'statement'),
 		return 0, fmt.Errorf("reconcile: %w", err)
 	}
 	if settlements {
-		if _, err := tx.Exec(ctx, checkSettlements, append(period, o.Tolerance)...); err != nil {
-			return 0, fmt.Errorf("reconcile: check settlement totals: %w", err)
+		if err := run(ctx, tx, []step{
+			{"group ledger items", groupMembers, append(period, o.WindowDays)},
+			{"match settlement totals to groups", matchGroups, []any{o.WindowDays, o.Tolerance}},
+			{"settle the groups' items", settleMembers, nil},
+			{"check settlement totals", checkSettlements, append(period, o.Tolerance)},
+		}); err != nil {
+			return 0, err
 		}
 	}
 	if err := loadExponents(ctx, tx); err != nil {

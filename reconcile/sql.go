@@ -40,9 +40,15 @@ func ledgerItems(folds bool) string {
 	}
 	return `
 SELECT p.id, coalesce(p.reference, '') AS reference, p.currency::text AS currency, p.value_date, p.kind,
-       p.refers_to, p.posting_key AS key,
+       p.refers_to, p.posting_key AS key, p.run_id,
        (CASE p.direction WHEN 'C' THEN p.amount_minor ELSE -p.amount_minor END) + ` + adjustment + ` AS amount,
-       (` + corrected + `) AS corrected
+       (` + corrected + `) AS corrected,
+       -- What the other side settles the item in: its own amount, or its
+       -- settlement amount when it settles in another currency (IPM DE5).
+       coalesce(p.settle_currency, p.currency::text) AS s_currency,
+       CASE WHEN p.settle_currency IS NULL
+            THEN (CASE p.direction WHEN 'C' THEN p.amount_minor ELSE -p.amount_minor END) + ` + adjustment + `
+            ELSE CASE p.direction WHEN 'C' THEN p.settle_amount ELSE -p.settle_amount END END AS s_amount
   FROM postings p` + join + `
  WHERE p.tenant_id = $1 AND p.source = $2 AND p.value_date BETWEEN $3 AND $4
    AND p.kind IN ('clearing', 'return', 'reversal', 'correction')
@@ -75,7 +81,11 @@ CREATE TEMP TABLE recon_class (
     s_date      date,
     s_line_type text,
     s_occurrence integer,
-    ledger_net  numeric
+    ledger_net  numeric,
+    -- A settlement total that settles a group of ledger items names the
+    -- group; the group's items name the line that settles them.
+    group_id    text,
+    settled_by  bigint
 ) ON COMMIT DROP;
 CREATE TEMP TABLE recon_matched (currency text, pairs bigint, ledger_amount numeric, statement_amount numeric) ON COMMIT DROP;
 CREATE TEMP TABLE recon_sides (side text, currency text, items bigint, total numeric, last_date date) ON COMMIT DROP`
@@ -234,16 +244,17 @@ UPDATE recon_class c
   FROM pairs p
  WHERE c.ctid = p.l_row`
 
-// checkSettlements compares each settlement total with the net of the
-// ledger's items of its day and currency.
+// checkSettlements compares each settlement total that settles no group
+// (matchGroups) with the net of the ledger's items of its day and
+// currency, as the other side settles them: that difference is the break.
 var checkSettlements = `
 UPDATE recon_class c
    SET ledger_net = d.net,
        class  = CASE WHEN abs(c.s_amount - d.net) <= $5 THEN 'matched' ELSE 'settlement_total_mismatch' END,
        reason = CASE WHEN abs(c.s_amount - d.net) <= $5 THEN 'agrees_with_daily_net' ELSE 'settlement_total_differs' END
-  FROM (SELECT s.s_date, s.s_currency, coalesce(sum(l.amount), 0) AS net
+  FROM (SELECT s.s_date, s.s_currency, coalesce(sum(l.s_amount), 0) AS net
           FROM (SELECT DISTINCT s_date, s_currency FROM recon_class WHERE class = 'settlement_to_check') s
-          LEFT JOIN (` + ledgerItems(true) + `) l ON l.value_date = s.s_date AND l.currency = s.s_currency
+          LEFT JOIN (` + ledgerItems(true) + `) l ON l.value_date = s.s_date AND l.s_currency = s.s_currency
          GROUP BY s.s_date, s.s_currency) d
  WHERE c.class = 'settlement_to_check' AND c.s_date = d.s_date AND c.s_currency = d.s_currency`
 
@@ -277,7 +288,7 @@ INSERT INTO discrepancies (tenant_id, run_id, seq, class, reason, is_break, expl
                            statement_currency, statement_date, statement_run_id, statement_line, correction_key,
                            ledger_net)
 SELECT $1, $2, row_number() OVER (ORDER BY c.class, c.reference, p.posting_key, l.line_key),
-       c.class, c.reason, c.class NOT IN ('corrected', 'returned', 'in_transit'),
+       c.class, c.reason, c.class NOT IN ('corrected', 'returned', 'in_transit', 'settled'),
        CASE c.class
          WHEN 'missing_in_ledger' THEN format('statement shows %s for reference %s on %s (line %s); the ledger has no posting for it',
               clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.reference, c.s_date, l.line_key)
@@ -289,6 +300,12 @@ SELECT $1, $2, row_number() OVER (ORDER BY c.class, c.reference, p.posting_key, 
               clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.s_date,
               clearing_side_text(c.ledger_net, c.s_currency, es.exponent),
               clearing_amount_text(c.ledger_net - c.s_amount, es.exponent), c.s_currency)
+         WHEN 'settled' THEN format('ledger posted %s for reference %s on %s (%s); the statement settles it in the total of %s on %s (line %s), which nets %s',
+              clearing_side_text(c.l_amount, c.l_currency, el.exponent), c.reference, c.l_date, p.posting_key,
+              clearing_side_text(CASE sl.direction WHEN 'C' THEN sl.amount_minor ELSE -sl.amount_minor END, sl.currency, eg.exponent),
+              sl.value_date, sl.line_key, c.group_id)
+         WHEN 'ambiguous_settlement' THEN format('statement shows a settlement total of %s on %s (line %s); more than one group of ledger items nets to it, so which one it settles is for a person: %s',
+              clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.s_date, l.line_key, c.group_id)
          WHEN 'missing_in_statement' THEN format('ledger posted %s for reference %s on %s (%s); the statement has no line for it',
               clearing_side_text(c.l_amount, c.l_currency, el.exponent), c.reference, c.l_date, p.posting_key)
          WHEN 'in_transit' THEN format('ledger posted %s for reference %s on %s, after the statement''s last date %s; it is expected on a later statement',
@@ -317,9 +334,14 @@ SELECT $1, $2, row_number() OVER (ORDER BY c.class, c.reference, p.posting_key, 
   FROM recon_class c
   LEFT JOIN LATERAL (SELECT * FROM postings WHERE tenant_id || '' = $1 AND id = c.l_id LIMIT 1) p ON true
   LEFT JOIN LATERAL (SELECT * FROM statement_lines WHERE tenant_id || '' = $1 AND id = c.s_id LIMIT 1) l ON true
+  -- The settlement total that settles an item is named in its sentence,
+  -- not as its statement side: the item has no line of its own.
+  LEFT JOIN LATERAL (SELECT * FROM statement_lines WHERE c.settled_by IS NOT NULL AND tenant_id || '' = $1
+                                                     AND id = c.settled_by LIMIT 1) sl ON true
   CROSS JOIN LATERAL (SELECT CASE c.class WHEN 'amount_mismatch' THEN p.posting_key || ':correction:amount_mismatch'
                                           WHEN 'missing_in_ledger' THEN l.line_key || ':correction:missing_in_ledger'
                                           WHEN 'unbooked_fee' THEN l.line_key || ':correction:unbooked_fee' END AS key) k
   LEFT JOIN recon_exponent el ON el.currency = c.l_currency
   LEFT JOIN recon_exponent es ON es.currency = c.s_currency
+  LEFT JOIN recon_exponent eg ON eg.currency = sl.currency
  WHERE c.class <> 'matched'`

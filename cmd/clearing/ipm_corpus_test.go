@@ -96,6 +96,33 @@ func TestIPMCorpusStoryPostsEachStepOnce(t *testing.T) {
 	}
 	c.must(0, "ledger", "verify")
 
+	// The scheme's settlement positions: one total per business day and
+	// reconciliation currency, JPY purchases settled in USD. Each day and
+	// currency settles its items but day 2 in USD, which counts the orphan
+	// chargeback the ledger held: the breaks are in USD only, and nothing
+	// is unexplained.
+	imp := c.must(0, "-o", "json", "statement", "import", "--source", "ipm", file("day2-settlement-positions.ipm"))
+	if !strings.Contains(imp.stdout, `"added": 4`) {
+		t.Fatalf("want 4 settlement positions imported\n%v", imp)
+	}
+	c.must(3, "reconcile", "--source", "ipm", "--from", "2026-11-02", "--to", "2026-11-03")
+	run := c.count(`SELECT max(id) FROM reconciliations WHERE tenant_id = $1`, c.tenant)
+	if n := c.count(`SELECT count(*) FROM discrepancies WHERE tenant_id = $1 AND run_id = $2 AND is_break
+	                    AND coalesce(ledger_currency, statement_currency) <> 'USD'`, c.tenant, run); n != 0 {
+		t.Fatalf("%d breaks outside USD", n)
+	}
+	if n := c.count(`SELECT count(*) FROM discrepancies WHERE tenant_id = $1 AND run_id = $2 AND class = 'settlement_total_mismatch'
+	                    AND statement_currency = 'USD' AND ledger_net - statement_amount = -13322`, c.tenant, run); n != 1 {
+		t.Fatalf("want the day-2 USD position to differ by the orphan chargeback, 133.22 USD")
+	}
+	if n := c.count(`SELECT count(*) FROM discrepancies WHERE tenant_id = $1 AND run_id = $2 AND class = 'settled'
+	                    AND ledger_currency = 'JPY'`, c.tenant, run); n == 0 {
+		t.Fatalf("no JPY item settled by a USD position")
+	}
+	if n := unexplained(c, run); n != 0 {
+		t.Fatalf("%d currencies leave an unexplained remainder", n)
+	}
+
 	// The ARN alone finds the whole lifecycle.
 	r := c.must(0, "lookup", "05454546304001603000012")
 	for _, k := range []string{":1240:200 ", ":1240:200:chargeback ", ":1240:200:chargeback:second_presentment "} {

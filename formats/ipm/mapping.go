@@ -147,6 +147,9 @@ func (mp *mapper) common(m *message, rec *formats.Record, dirs map[string]format
 	if me := mp.amount(m, 4, 49, rec); me != nil {
 		return me
 	}
+	if me := mp.reconciliationAmount(m, rec); me != nil {
+		return me
+	}
 	d, me := valueDate(m)
 	if me != nil {
 		return me
@@ -180,6 +183,23 @@ func (mp *mapper) amount(m *message, amt, cur int, rec *formats.Record) *mapErro
 		return mapErr(deName(amt), "%v", err)
 	}
 	rec.Amount, rec.Currency = minor, c.Code
+	return nil
+}
+
+// reconciliationAmount reads the reconciliation amount (DE5 in DE50), what the scheme
+// settles the record in, when it is in another currency than DE4's: the
+// scheme's positions net in it. It is optional, as it is in the files.
+func (mp *mapper) reconciliationAmount(m *message, rec *formats.Record) *mapError {
+	if _, ok := m.get(5); !ok {
+		return nil
+	}
+	var r formats.Record
+	if me := mp.amount(m, 5, 50, &r); me != nil {
+		return me
+	}
+	if r.Currency != rec.Currency {
+		rec.SettleAmount, rec.SettleCurrency = r.Amount, r.Currency
+	}
 	return nil
 }
 

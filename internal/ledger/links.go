@@ -106,11 +106,11 @@ WITH cand AS (
 ), ins AS (
     INSERT INTO postings (tenant_id, posting_key, kind, source, reference, alt_reference, value_date,
                           amount_minor, currency, direction, account, account_last4, digest, refers_to,
-                          run_id, record_no, line, detail)
+                          run_id, record_no, line, detail, settle_amount, settle_currency)
     SELECT $1, posting_key, kind, $5, reference, alt_reference, value_date,
            amount_minor, currency, CASE parent_direction WHEN 'C' THEN 'D' ELSE 'C' END,
            coalesce(nullif(account, ''), parent_account), account_last4, digest, parent_id,
-           $2, seq, line, detail
+           $2, seq, line, detail, settle_amount, settle_currency
       FROM cand
      ORDER BY posting_key
     ON CONFLICT (tenant_id, posting_key) DO NOTHING

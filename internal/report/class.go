@@ -12,6 +12,8 @@ const (
 	ClassDuplicateInStatement    = "duplicate_in_statement"
 	ClassUnbookedFee             = "unbooked_fee"
 	ClassSettlementTotalMismatch = "settlement_total_mismatch"
+	ClassAmbiguousSettlement     = "ambiguous_settlement"
+	ClassSettled                 = "settled"
 	ClassInTransit               = "in_transit"
 	ClassReturned                = "returned"
 	ClassCorrected               = "corrected"
@@ -40,8 +42,10 @@ var classTable = []Class{
 	{ClassDuplicateInStatement, "the statement lists the same item more than once", true},
 	{ClassUnbookedFee, "a fee or charge on the statement that the ledger has not booked", true},
 	{ClassSettlementTotalMismatch, "a settlement total on the statement differs from the ledger items it settles", true},
+	{ClassAmbiguousSettlement, "a settlement total that more than one group of ledger items (batch, file, day) nets to", true},
 	{ClassInTransit, "ledger posting dated after the statement's last date: timing, not a break", false},
 	{ClassReturned, "explained by a posted return or reversal", false},
+	{ClassSettled, "settled by a settlement total on the statement: its batch, file or day nets to the total", false},
 	{ClassCorrected, "resolved by an approved correction posting", false},
 	{ClassMatched, "ledger posting and statement line agree within the tolerance and the date window", false},
 }

@@ -46,6 +46,8 @@ CREATE TEMP TABLE IF NOT EXISTS record_stage (
     is_repeat      boolean NOT NULL,
     line_type      text    NOT NULL,
     line           bigint  NOT NULL,
+    settle_amount  bigint,
+    settle_currency text,
     -- Filled while applying a chunk: the original a return or reversal
     -- undoes, the correction that settled a record, and why a record could
     -- not be posted.
@@ -75,6 +77,7 @@ var stageColumns = []string{
 	"seq", "kind", "own_key", "posting_key", "detail", "reference", "alt_reference",
 	"amount_minor", "currency", "direction", "account", "account_last4", "value_date",
 	"digest", "link_reference", "link_by_alt", "link_prefix", "link_suffix", "link_depth", "link_parent_suffix", "is_repeat", "line_type", "line",
+	"settle_amount", "settle_currency",
 }
 
 // Stage holds one file's records on one connection while they are applied.
@@ -235,7 +238,7 @@ func (r *recordSource) Err() error { return r.err }
 
 func stageRow(seq int64, rec *formats.Record) []any {
 	digest := formats.Digest(rec)
-	var postingKey, linkRef, linkPrefix, linkSuffix, parentSuffix any
+	var postingKey, linkRef, linkPrefix, linkSuffix, parentSuffix, settleAmount, settleCurrency any
 	linkByAlt, depth := false, 0
 	if rec.Link != nil {
 		linkRef, linkPrefix, linkSuffix = rec.Link.Reference, rec.Link.KeyPrefix, rec.Link.Suffix
@@ -246,10 +249,14 @@ func stageRow(seq int64, rec *formats.Record) []any {
 	if rec.Kind == formats.Clearing || rec.Kind == formats.Notice {
 		postingKey = rec.Key
 	}
+	if rec.SettleCurrency != "" {
+		settleAmount, settleCurrency = rec.SettleAmount, rec.SettleCurrency
+	}
 	return []any{
 		seq, string(rec.Kind), rec.Key, postingKey, rec.Detail, nullable(rec.Reference), nullable(rec.AltReference),
 		rec.Amount, rec.Currency, string(rec.Direction), rec.Account.ID, rec.Account.Last4, rec.ValueDate,
 		digest[:], linkRef, linkByAlt, linkPrefix, linkSuffix, depth, parentSuffix, rec.Repeat, lineType(rec), rec.Line,
+		settleAmount, settleCurrency,
 	}
 }
 

@@ -1,0 +1,84 @@
+package reconcile
+
+// A bank statement rarely lists the entries of an ACH file: it shows one
+// line per batch or file on the settlement account, one per card settlement
+// day and currency. Such a line (line type settlement_total) settles a
+// group of ledger items, and matches the group whose net equals it within
+// the tolerance. The groups are what the sources settle by:
+//
+//	level 1  an ACH batch: company and effective date, in the file that first posted it
+//	level 2  an ACH file: the run that first posted its entries
+//	level 3  a day: the source's items of one value date, in the currency they settle in
+//
+// A line matches a group of the lowest level at which any fits: of the
+// source, in its currency, dated within the window, with the same net.
+// Exactly one must fit there, and no other line may take the same group;
+// otherwise the line is ambiguous_settlement and names what fits, a break
+// for a person, never a guess. A matched group's items are settled, not
+// missing; a line that fits no group is compared with its day's net
+// (checkSettlements) and is a settlement_total_mismatch when it differs.
+
+// groupMembers lists, once per group it belongs to, every ledger item that
+// a settlement total of the run could settle: those dated within the window
+// of the first and last such line. $1 tenant, $2 source, $3 from, $4 to, $5
+// the window in days.
+var groupMembers = `
+CREATE TEMP TABLE recon_members ON COMMIT DROP AS
+WITH span AS (
+    SELECT min(s_date) - $5::int AS lo, max(s_date) + $5::int AS hi FROM recon_class WHERE class = 'settlement_to_check'
+), items AS (
+    SELECT i.* FROM (` + ledgerItems(true) + `) i, span WHERE i.value_date BETWEEN span.lo AND span.hi
+)
+SELECT id, 1 AS level, format('ACH batch of company %s, effective %s, in run %s', split_part(key, ':', 2), value_date, run_id) AS gid,
+       s_currency AS currency, s_amount AS amount, value_date
+  FROM items WHERE key LIKE 'ach:%' AND kind = 'clearing'
+UNION ALL
+SELECT id, 2, format('ACH file of run %s', run_id), s_currency, s_amount, value_date
+  FROM items WHERE key LIKE 'ach:%' AND kind = 'clearing'
+UNION ALL
+SELECT id, 3, format('items of %s in %s', value_date, s_currency), s_currency, s_amount, value_date
+  FROM items`
+
+// matchGroups decides every settlement total against the groups: $1 the
+// window in days, $2 the tolerance. A line that fits no group is left for
+// checkSettlements.
+const matchGroups = `
+WITH groups AS (
+    SELECT level, gid, currency, max(value_date) AS d, sum(amount) AS net, count(*) AS n
+      FROM recon_members GROUP BY level, gid, currency
+), cand AS (
+    SELECT c.s_id, g.level, g.gid, g.net, g.n
+      FROM recon_class c
+      JOIN groups g ON g.currency = c.s_currency AND abs(g.net - c.s_amount) <= $2 AND abs(g.d - c.s_date) <= $1
+     WHERE c.class = 'settlement_to_check'
+), best AS (
+    SELECT c.*, count(*) OVER (PARTITION BY c.s_id) AS fits
+      FROM cand c
+     WHERE c.level = (SELECT min(level) FROM cand b WHERE b.s_id = c.s_id)
+), decided AS (
+    SELECT s_id, min(gid) AS gid, min(net) AS net,
+           bool_and(fits = 1) AND max(takers) = 1 AS ok,
+           string_agg(format('%s (%s items)', gid, n), '; ' ORDER BY gid) AS fitting
+      FROM (SELECT b.*, count(*) OVER (PARTITION BY b.level, b.gid) AS takers FROM best b) b
+     GROUP BY s_id
+)
+UPDATE recon_class c
+   SET class = CASE WHEN d.ok THEN 'matched' ELSE 'ambiguous_settlement' END,
+       reason = CASE WHEN d.ok THEN 'settles_group' ELSE 'several_groups_fit' END,
+       group_id = CASE WHEN d.ok THEN d.gid ELSE d.fitting END,
+       ledger_net = CASE WHEN d.ok THEN d.net END
+  FROM decided d
+ WHERE c.s_id = d.s_id AND c.class = 'settlement_to_check'`
+
+// settleMembers marks the items of every matched group settled by the line
+// that matched it, when they were otherwise missing from the statement or
+// in transit.
+const settleMembers = `
+UPDATE recon_class c
+   SET class = 'settled', reason = 'in_settlement_total', group_id = m.gid, settled_by = m.s_id
+  FROM (SELECT DISTINCT ON (r.id) r.id, r.gid, l.s_id
+          FROM recon_class l
+          JOIN recon_members r ON r.gid = l.group_id AND r.currency = l.s_currency
+         WHERE l.reason = 'settles_group'
+         ORDER BY r.id, r.level) m
+ WHERE c.l_id = m.id AND c.s_id IS NULL AND c.class IN ('missing_in_statement', 'in_transit')`
