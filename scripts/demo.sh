@@ -46,6 +46,10 @@ run "A corrected re-upload: new file header, the same entries plus six new ones;
 run "A file restating one amount under the same key: a conflict, not posted, exit 3" 3 \
 	ingest "$dir/day1-restated.ach"
 run "A return file: each return reverses its original" 0 ingest "$dir/returns.ach"
+run "A day of card clearing (Mastercard IPM: 1014-blocked, EBCDIC) with chargebacks and reversals" 0 \
+	ingest "$dir/cards.ipm"
+run "The same messages again, unblocked and in ASCII: detected, every one a duplicate" 0 \
+	ingest "$dir/cards-resent.ipm"
 run "Everything known about a returned entry" 0 lookup "$RETURNED_KEY"
 run "The conflict, explained" 0 lookup "$CHANGED_KEY"
 run "Balances, computed from the legs" 0 balance --account 'settlement:*'

@@ -40,8 +40,11 @@ func newGenerateDemoCommand(g *globalOptions) *cobra.Command {
 		Long: `Write into DIR: day1.ach (a day's entries), day1-corrected.ach (the same
 entries and six new ones under a new file header), day1-restated.ach (the day's
 file with one amount changed), returns.ach (two returns), statement.bai2 (the
-bank's statement with planted differences), and keys.env (shell variables naming
-a returned key, the changed key and the statement's period).`,
+bank's statement with planted differences), cards.ipm (a day of Mastercard IPM
+card clearing with chargebacks and reversals, 1014-blocked EBCDIC),
+cards-resent.ipm (the same messages unblocked and in ASCII), and keys.env
+(shell variables naming a returned key, the changed key and the statement's
+period).`,
 		Example: `  clearing generate demo /tmp/demo && . /tmp/demo/keys.env && clearing ingest /tmp/demo/day1.ach`,
 		Args:    cobra.ExactArgs(1),
 		RunE: g.run(func(_ context.Context, args []string) error {

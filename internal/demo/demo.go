@@ -1,8 +1,9 @@
 // Package demo writes a small, coherent set of sample files that walks
 // through what clearing does: a day's ACH file, the same file again, a
-// corrected re-upload, a file that restates one amount, a return file, and
-// the bank's BAI2 statement with a few planted differences. The same call
-// always writes the same bytes.
+// corrected re-upload, a file that restates one amount, a return file, the
+// bank's BAI2 statement with a few planted differences, and a day of card
+// clearing as Mastercard IPM, with the same messages again in another
+// blocking and code page. The same call always writes the same bytes.
 package demo
 
 import (
@@ -15,6 +16,7 @@ import (
 
 	"github.com/clearing-dev/clearing/formats/ach"
 	"github.com/clearing-dev/clearing/formats/bai2"
+	"github.com/clearing-dev/clearing/formats/ipm"
 )
 
 // Scenario names the files written and the keys and dates worth showing.
@@ -25,6 +27,8 @@ type Scenario struct {
 	Restated    string `json:"restated"`     // the day's file with one amount changed: a conflict
 	Returns     string `json:"returns"`      // returns of two of the day's entries
 	Statement   string `json:"statement"`    // the bank's BAI2 statement of the settlement account
+	Cards       string `json:"cards"`        // a day of Mastercard IPM clearing: 1014-blocked EBCDIC, with chargebacks
+	CardsResent string `json:"cards_resent"` // the same messages, unblocked and in ASCII
 	ReturnedKey string `json:"returned_key"` // the key of an entry that was returned
 	ChangedKey  string `json:"changed_key"`  // the key whose amount the restated file changes
 	// The period the statement covers, YYYY-MM-DD.
@@ -89,6 +93,14 @@ func Write(dir string) (Scenario, error) {
 				ach.ReturnOf(returned, "R01", 1), ach.ReturnOf(second, "R03", 2),
 			}))
 		}},
+		{&s.Cards, "cards.ipm", func(f *os.File) error {
+			_, err := ipm.Generate(f, cards(true, ipm.EncodingCP500))
+			return err
+		}},
+		{&s.CardsResent, "cards-resent.ipm", func(f *os.File) error {
+			_, err := ipm.Generate(f, cards(false, ipm.EncodingLatin1))
+			return err
+		}},
 		{&s.Statement, "statement.bai2", func(f *os.File) error {
 			return bai2.Generate(f, statementLines(live, returned, second, first), bai2.GenerateOptions{
 				Sender: "121042882", Created: created.Add(30 * time.Hour),
@@ -110,6 +122,12 @@ func Write(dir string) (Scenario, error) {
 		}
 	}
 	return s, nil
+}
+
+// cards describes the demo's IPM day: the same messages in any blocking and
+// code page.
+func cards(blocked bool, encoding string) ipm.GenerateOptions {
+	return ipm.GenerateOptions{Seed: seed, Presentments: 30, Lifecycle: true, Blocked: blocked, Encoding: encoding}
 }
 
 // liveEntries drops prenotes, which move no money.
