@@ -192,10 +192,16 @@ SELECT d.class, d.reason, d.is_break, d.explanation, d.reference, coalesce(d.cor
        d.posting_key, coalesce(d.posting_kind, ''), coalesce(lr.file_name, ''), coalesce(d.ledger_line, 0),
        d.ledger_amount, coalesce(d.ledger_currency, ''), d.ledger_date,
        d.line_key, coalesce(d.line_type, ''), coalesce(sr.file_name, ''), coalesce(d.statement_line, 0),
-       d.statement_amount, coalesce(d.statement_currency, ''), d.statement_date, d.ledger_net
+       d.statement_amount, coalesce(d.statement_currency, ''), d.statement_date, d.ledger_net,
+       coalesce(b.status = 'acknowledged', false), coalesce(to_char(b.first_seen, 'YYYY-MM-DD'), ''),
+       coalesce(current_date - b.first_seen::date, 0)
   FROM discrepancies d
+  JOIN reconciliations rr ON rr.tenant_id = d.tenant_id AND rr.id = d.run_id
   LEFT JOIN runs lr ON lr.tenant_id = d.tenant_id AND lr.id = d.ledger_run_id
   LEFT JOIN runs sr ON sr.tenant_id = d.tenant_id AND sr.id = d.statement_run_id
+  -- A break's place in the inventory, as it stands now.
+  LEFT JOIN breaks b ON d.is_break AND b.tenant_id = d.tenant_id AND b.source = rr.source AND b.class = d.class
+                    AND b.item_key = coalesce(d.posting_key, d.line_key, d.reference)
  WHERE d.tenant_id = $1 AND d.run_id = $2
  ORDER BY d.seq`, tenant, runID)
 	if err != nil {
@@ -210,7 +216,8 @@ SELECT d.class, d.reason, d.is_break, d.explanation, d.reference, coalesce(d.cor
 		var net *money.Total
 		err := row.Scan(&d.Class, &d.Reason, &d.Break, &d.Explanation, &d.Reference, &d.CorrectionKey,
 			&lKey, &l.Kind, &l.File, &l.Line, &lAmt, &l.Currency, &lDate,
-			&sKey, &s.Kind, &s.File, &s.Line, &sAmt, &s.Currency, &sDate, &net)
+			&sKey, &s.Kind, &s.File, &s.Line, &sAmt, &s.Currency, &sDate, &net,
+			&d.Acknowledged, &d.FirstSeen, &d.AgeDays)
 		if err != nil {
 			return d, err
 		}

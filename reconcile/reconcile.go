@@ -195,6 +195,9 @@ SELECT max(last_date) FILTER (WHERE side = 'statement'),
 		{"store classes", storeClasses, []any{o.Tenant, runID}},
 		{"store discrepancies", storeDiscrepancies, []any{o.Tenant, runID, o.WindowDays, last, propose}},
 	}
+	if propose {
+		steps = append(steps, step{"track breaks", trackBreaks, []any{o.Tenant, runID, o.Source, o.From, o.To}})
+	}
 	if err := run(ctx, tx, steps); err != nil {
 		return 0, err
 	}

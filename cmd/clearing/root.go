@@ -115,6 +115,7 @@ func newRootCommand(g *globalOptions) *cobra.Command {
 		newReconcileCommand(g),
 		newReportCommand(g),
 		newCorrectionsCommand(g),
+		newBreaksCommand(g),
 		newConfigCommand(g),
 		newGenerateCommand(g),
 	)

@@ -50,6 +50,7 @@ type page struct {
 	MaxListed   int
 	Explained   []ClassTotal
 	OutsideNote string
+	Ages        []AgeBucket
 }
 
 // pageClass is one row of the items-per-class table.
@@ -117,6 +118,7 @@ func writeHTML(w io.Writer, r *Report) error {
 		BarX:        chartLabelWidth,
 		Explained:   explainedCounts(r),
 		OutsideNote: outsideNote,
+		Ages:        r.Ages(),
 	}
 	for _, c := range r.Classes {
 		cl, _ := LookupClass(c.Class)

@@ -72,6 +72,7 @@ func jsonDoc(r *Report) *Report {
 	if doc.Discrepancies == nil {
 		doc.Discrepancies = []Discrepancy{}
 	}
+	doc.BreakAges = r.Ages()
 	doc.Bridge = make([]Bridge, len(r.Bridge))
 	for i, b := range r.Bridge {
 		if b.Differences == nil {

@@ -133,10 +133,28 @@ func writeBreakRecords(ew *errWriter, r *Report) error {
 	for _, g := range groups {
 		total += g.Total
 	}
-	if total == 0 {
+	acked := 0
+	for _, d := range r.Discrepancies {
+		if d.Break && d.Acknowledged {
+			acked++
+		}
+	}
+	switch {
+	case total == 0:
 		ew.printf("Breaks: none.\n")
-	} else {
+	case acked == 0:
 		ew.printf("Breaks: %d, each needs a person.\n", total)
+	case acked == total:
+		ew.printf("Breaks: %d, every one acknowledged: none needs a person.\n", total)
+	default:
+		ew.printf("Breaks: %d, %d of them acknowledged; the others need a person.\n", total, acked)
+	}
+	if total > 0 {
+		ew.printf("By age, days since first seen:")
+		for _, a := range r.Ages() {
+			ew.printf(" %s: %d", a.Bucket, a.Breaks)
+		}
+		ew.printf(".\n")
 	}
 	if omitted > 0 {
 		ew.printf("%d breaks are not listed here (at most %d are); -o csv or -o json lists every one.\n", omitted, MaxListedBreaks)

@@ -157,7 +157,9 @@ func TestJSONSchema(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &back); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(&back, r) {
+	want := *r
+	want.BreakAges = r.Ages() // filled on the way out
+	if !reflect.DeepEqual(back, want) {
 		t.Errorf("the document does not read back into the same report")
 	}
 }

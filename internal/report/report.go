@@ -36,8 +36,11 @@ type Report struct {
 	MatchedLedger    int64 `json:"matched_ledger"`
 	MatchedStatement int64 `json:"matched_statement"`
 	// Classes counts items per class, "matched" included, in a fixed order.
-	Classes       []ClassCount  `json:"classes"`
-	Bridge        []Bridge      `json:"bridge"`
+	Classes []ClassCount `json:"classes"`
+	Bridge  []Bridge     `json:"bridge"`
+	// BreakAges buckets the breaks by age; the JSON form fills it from the
+	// discrepancies (Report.Ages).
+	BreakAges     []AgeBucket   `json:"break_ages"`
 	Discrepancies []Discrepancy `json:"discrepancies"`
 }
 
@@ -127,6 +130,45 @@ type Discrepancy struct {
 	Difference    int64  `json:"difference"`
 	CorrectionKey string `json:"correction_key"`
 	Break         bool   `json:"break"`
+	// Acknowledged says an operator acknowledged the break at its amount:
+	// it no longer needs a person. FirstSeen (YYYY-MM-DD) and AgeDays say
+	// since when the break inventory knows it; empty and 0 for what is not
+	// a break.
+	Acknowledged bool   `json:"acknowledged"`
+	FirstSeen    string `json:"first_seen"`
+	AgeDays      int    `json:"age_days"`
+}
+
+// AgeBucket counts the breaks of one age range, in days since first seen.
+type AgeBucket struct {
+	Bucket       string `json:"bucket"` // "0-2", "3-7", "8-30" or "over 30"
+	Breaks       int    `json:"breaks"`
+	Acknowledged int    `json:"acknowledged"`
+}
+
+// Ages buckets the report's breaks by age: 0-2, 3-7, 8-30 and over 30
+// days since the inventory first saw them.
+func (r *Report) Ages() []AgeBucket {
+	out := []AgeBucket{{Bucket: "0-2"}, {Bucket: "3-7"}, {Bucket: "8-30"}, {Bucket: "over 30"}}
+	for _, d := range r.Discrepancies {
+		if !d.Break {
+			continue
+		}
+		i := 3
+		switch {
+		case d.AgeDays <= 2:
+			i = 0
+		case d.AgeDays <= 7:
+			i = 1
+		case d.AgeDays <= 30:
+			i = 2
+		}
+		out[i].Breaks++
+		if d.Acknowledged {
+			out[i].Acknowledged++
+		}
+	}
+	return out
 }
 
 // Side is one side's evidence.

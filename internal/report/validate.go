@@ -158,19 +158,23 @@ func (r *Report) Balanced() bool {
 
 // NeedsPerson reports whether the run leaves work for a person: a bridge
 // that does not balance, one side empty while the other is not, or at
-// least one break. A command maps it to the
-// exit code for "done, but something needs a person".
+// least one break that no operator has acknowledged. A class that counts
+// breaks but lists none of them needs a person too. A command maps it to
+// the exit code for "done, but something needs a person".
 func (r *Report) NeedsPerson() bool {
 	if !r.Balanced() || r.OneSided() {
 		return true
 	}
-	for _, c := range r.Classes {
-		if c.Break && (c.LedgerItems != 0 || c.StatementLines != 0) {
+	listed := map[string]bool{}
+	for i := range r.Discrepancies {
+		d := &r.Discrepancies[i]
+		if d.Break && !d.Acknowledged {
 			return true
 		}
+		listed[d.Class] = true
 	}
-	for i := range r.Discrepancies {
-		if r.Discrepancies[i].Break {
+	for _, c := range r.Classes {
+		if c.Break && (c.LedgerItems != 0 || c.StatementLines != 0) && !listed[c.Class] {
 			return true
 		}
 	}
