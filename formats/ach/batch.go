@@ -142,18 +142,25 @@ func (r *Reader) checkEffectiveDate(rc *record, b *batchState) {
 	b.hasDate, b.date, b.dateKey = true, d, d.Format(time.DateOnly)
 }
 
-// checkBatchNumber requires batch numbers to ascend through the file, as
-// moov-io/ach does by default.
+// checkBatchNumber reads the batch number. NACHA wants batch numbers to
+// ascend through the file, and moov-io/ach refuses them otherwise, but no
+// key or total depends on them (banks send a single batch numbered 0), so
+// an order that breaks the rule is a warning.
 func (r *Reader) checkBatchNumber(rc *record, b *batchState) {
 	n, ok := number(rc.field(87, 94))
 	if !ok {
-		r.fail(b.pos, "BatchNumber", ErrField, "BatchNumber %q is not a number", rc.field(87, 94))
+		r.warn(b.pos, WarnBatchNumber, "BatchNumber %q is not a number", rc.field(87, 94))
+		b.number = -1
 		return
 	}
-	if n <= r.file.lastBatch {
-		r.fail(b.pos, "BatchNumber", ErrStructure, "BatchNumber %d does not follow batch number %d", n, r.file.lastBatch)
+	switch {
+	case n == 0:
+		r.warn(b.pos, WarnBatchNumber, "BatchNumber is 0")
+	case n <= r.file.lastBatch:
+		r.warn(b.pos, WarnBatchNumber, "BatchNumber %d does not follow batch number %d", n, r.file.lastBatch)
 	}
-	b.number, r.file.lastBatch = n, n
+	b.number = n
+	r.file.lastBatch = max(n, r.file.lastBatch)
 }
 
 // batchControl reads a batch control record, compares it with the batch it
@@ -177,7 +184,6 @@ func (r *Reader) batchControl(rc *record) {
 			m.checkString("CompanyIdentification", c.company, b.company)
 		}
 		m.checkString("ODFIIdentification", c.odfi, b.odfi)
-		m.check("BatchNumber", c.number, b.number)
 		m.check("EntryAddendaCount", c.count, b.counted.count)
 		m.check("EntryHash", c.hash, b.counted.hash%hashModulus)
 		m.check("TotalDebitEntryDollarAmount", c.debit, b.counted.debit)
@@ -185,6 +191,9 @@ func (r *Reader) batchControl(rc *record) {
 		if len(m.parts) > 0 {
 			r.fail(p, m.field, ErrControl, "batch control of the batch of line %d: %s", b.line, m.String())
 		}
+	}
+	if ok && b.number >= 0 && c.number != b.number {
+		r.warn(p, WarnBatchNumber, "batch control of the batch of line %d: BatchNumber is %d but the header has %d", b.line, c.number, b.number)
 	}
 	r.inBatch = false
 	r.file.batches++
@@ -227,7 +236,10 @@ func (r *Reader) parseBatchControl(rc *record, b *batchState) (batchTotals, bool
 		{"EntryHash", 10, 20, &c.hash},
 		{"TotalDebitEntryDollarAmount", 20, debitTo, &c.debit},
 		{"TotalCreditEntryDollarAmount", debitTo, creditTo, &c.credit},
-		{"BatchNumber", 87, 94, &c.number},
+	}
+	c.number = -1
+	if n, ok := number(rc.field(87, 94)); ok {
+		c.number = n
 	}
 	for _, f := range fields {
 		v, ok := number(rc.field(f.from, f.to))

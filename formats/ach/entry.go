@@ -174,6 +174,9 @@ func (r *Reader) standardEntry(rc *record, e *entryState, sec string) {
 	ed := &r.ed
 	*ed = moov.EntryDetail{Category: moov.CategoryForward, Addenda05: ed.Addenda05[:0]}
 	ed.SetSECCode(sec)
+	if r.loosen.RDFICheckDigit {
+		ed.SetValidation(&moov.ValidateOpts{AllowInvalidCheckDigit: true})
+	}
 	ed.Parse(rc.text)
 	ed.LineNumber = int(rc.line)
 	e.ed, e.account, e.category = ed, ed.DFIAccountNumber, ed.Category
@@ -255,6 +258,16 @@ func (r *Reader) validateEntry(e *entryState) error {
 		c.TotalCreditEntryDollarAmount, c.TotalDebitEntryDollarAmount = credit, debit
 		return b.std.Validate()
 	}
+	// A return or notification of change keeps the trace number its
+	// sender gave it, which bank-made files often start with their own
+	// routing rather than the batch's ODFI; the link uses the original
+	// trace in the addenda, so the prefix decides nothing.
+	custom := r.loosen.ForwardTracePrefix
+	if e.link != nil && e.trace[:8] != b.odfi {
+		r.warn(e.pos, WarnTracePrefix, "TraceNumber %s of a %s does not start with the batch's ODFI %s", e.trace, e.category, b.odfi)
+		custom = true
+	}
+	b.std.SetValidation(&moov.ValidateOpts{CustomTraceNumbers: custom, AllowInvalidCheckDigit: r.loosen.RDFICheckDigit})
 	b.std.DeleteEntries(func(*moov.EntryDetail) bool { return true })
 	b.std.AddEntry(e.ed)
 	h, c := b.std.GetHeader(), b.std.GetControl()

@@ -1,6 +1,7 @@
 package ach
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -70,7 +71,10 @@ func (m *mismatch) checkString(field, control, header string) {
 
 func (m *mismatch) String() string { return strings.Join(m.parts, "; ") }
 
-// fileHeader reads the file header record.
+// fileHeader reads the file header record. Nothing in it keys, amounts or
+// dates an entry (the creation date only dates returns and notices that
+// carry no effective date), so every finding here is a warning: a file of
+// returns from a bank whose header has a wrong check digit must still apply.
 func (r *Reader) fileHeader(rc *record) {
 	p := pos{rc.line, rc.off}
 	if r.file.header {
@@ -78,18 +82,57 @@ func (r *Reader) fileHeader(rc *record) {
 		return
 	}
 	r.file.header, r.file.headerLine = true, rc.line
-	fh := moov.NewFileHeader()
-	fh.Parse(rc.text)
-	if err := fh.Validate(); err != nil {
-		r.failMoov(p, err)
-		return
+	if pc := rc.field(1, 3); pc != "01" {
+		r.warn(p, WarnPriorityCode, "PriorityCode %q is not 01", pc)
 	}
+	r.validateHeader(p, rc)
 	created, ok := parseDate(rc.field(23, 29))
 	if !ok {
-		r.fail(p, "FileCreationDate", ErrField, "FileCreationDate %q is not a date", rc.field(23, 29))
+		r.warn(p, WarnCreationDate, "FileCreationDate %q is not a date (YYMMDD)", rc.field(23, 29))
 		return
 	}
 	r.file.created = created
+}
+
+// validateHeader runs moov-io/ach's file header validation, turning each
+// failure into a warning and switching off the check that failed (through
+// the ValidateOpts bypass that names it, or by reading the field as its only
+// valid value) so that the checks after it still run.
+func (r *Reader) validateHeader(p pos, rc *record) {
+	fh := moov.NewFileHeader()
+	opts := &moov.ValidateOpts{}
+	fh.SetValidation(opts)
+	fh.Parse(rc.text)
+	for range 16 {
+		err := fh.Validate()
+		if err == nil {
+			return
+		}
+		field, msg := describe(err)
+		r.warn(p, WarnFileHeader, "%s", msg)
+		switch field {
+		case "ImmediateDestination":
+			opts.BypassDestinationValidation = true
+		case "ImmediateOrigin":
+			opts.BypassOriginValidation = true
+		case "ImmediateDestinationName", "ImmediateOriginName", "ReferenceCode":
+			opts.AllowSpecialCharacters = true
+		case "FileCreationDate", "FileCreationTime":
+			opts.SkipFileCreationValidation = true
+		case "FileIDModifier":
+			fh.FileIDModifier = "A"
+		case "FormatCode":
+			fh.FormatCode = "1"
+		default:
+			return
+		}
+		if errors.Is(err, moov.ErrConstructor) {
+			// A required field moov-io/ach could not parse (such as a
+			// creation date it does not read) fails its inclusion check,
+			// which only this bypass skips.
+			opts.AllowMissingFileHeader = true
+		}
+	}
 }
 
 // fileControl reads the file control record and compares it with the

@@ -25,6 +25,23 @@ type Options struct {
 	// entries, addenda, controls and filler alike). Zero fields take the
 	// defaults of formats.Limits.
 	Limits formats.Limits
+	// Loosen names money checks that a known source needs relaxed. The
+	// zero value relaxes nothing.
+	Loosen Loosen
+}
+
+// Loosen names the money checks a source may relax, as moov-io/ach's
+// ValidateOpts names its bypasses. Each one is given explicitly (a flag of
+// ingest), and the intake records it on the run.
+type Loosen struct {
+	// ForwardTracePrefix accepts forward entries whose trace number does
+	// not start with the batch's ODFI routing prefix. The trace number is
+	// part of the key; a source that numbers its traces its own way keys
+	// them the same way every time, which is all the key needs.
+	ForwardTracePrefix bool
+	// RDFICheckDigit accepts an entry whose RDFI check digit is wrong. The
+	// routing number names the account's bank and enters the account hash.
+	RDFICheckDigit bool
 }
 
 // Reader reads a NACHA ACH file one entry at a time and returns each entry
@@ -54,6 +71,10 @@ type Reader struct {
 	batch   batchState
 	entry   entryState
 	ed      moov.EntryDetail // reused by standardEntry
+
+	warnings []Warning
+	nwarn    int
+	loosen   Loosen
 }
 
 // result is one value for Next to return.
@@ -67,7 +88,7 @@ type pos struct{ line, off int64 }
 
 // NewReader returns a Reader of the ACH file in r.
 func NewReader(r io.Reader, opts Options) *Reader {
-	rd := &Reader{hasher: opts.Hasher, limits: opts.Limits.WithDefaults()}
+	rd := &Reader{hasher: opts.Hasher, limits: opts.Limits.WithDefaults(), loosen: opts.Loosen}
 	rd.sc = newScanner(r, rd.limits.MaxLineBytes)
 	if zeroHasher(opts.Hasher) {
 		rd.final = ErrNoHasher
@@ -135,9 +156,14 @@ func (r *Reader) step() {
 		return
 	}
 	if c.bad >= 0 {
-		r.fail(p, "", ErrNotText, "the byte at offset %d is not printable text", c.bad)
-		r.entry.broken = true // the record may have been one of its addenda
-		return
+		text, ok := freeText(c.text)
+		if !ok {
+			r.fail(p, "", ErrNotText, "the byte at offset %d is not printable text", c.bad)
+			r.entry.broken = true // the record may have been one of its addenda
+			return
+		}
+		r.warn(p, WarnFreeText, "characters outside printable ASCII in free text, read as \"?\" (the first at offset %d)", c.bad)
+		c.text, c.runes = []byte(text), len(text)
 	}
 	if !c.first && c.runes < recordLength {
 		r.fail(p, "", ErrLineLength, "%d characters follow a 94-character record on the same line", c.runes)

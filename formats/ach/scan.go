@@ -126,6 +126,11 @@ func (s *scanner) fast() (chunk, bool) {
 func (s *scanner) slow() (chunk, error) {
 	s.buf = s.buf[:0]
 	c := chunk{line: s.line, off: s.off, first: s.col == 0, bad: -1}
+	// need is how many continuation bytes the last UTF-8 lead byte
+	// announced. A continuation byte that none announced is a character of
+	// its own (a Windows-1252 quote is one byte in 0x80-0x9f), so that such
+	// a record still counts 94 characters.
+	need := 0
 	for {
 		b, err := s.br.ReadByte()
 		if errors.Is(err, io.EOF) {
@@ -144,6 +149,7 @@ func (s *scanner) slow() (chunk, error) {
 			s.off++
 			s.line++
 			s.col = 0
+			need = 0
 			if len(s.buf) > 0 {
 				return s.finish(c, nil)
 			}
@@ -152,7 +158,8 @@ func (s *scanner) slow() (chunk, error) {
 		}
 		// A record is 94 characters of at most 4 bytes each; the byte cap
 		// ends a chunk of invalid UTF-8 that never completes a character.
-		if (c.runes == recordLength && !isContinuation(b)) || len(s.buf) >= 4*recordLength {
+		cont := isContinuation(b) && need > 0
+		if (c.runes == recordLength && !cont) || len(s.buf) >= 4*recordLength {
 			_ = s.br.UnreadByte()
 			return s.finish(c, nil)
 		}
@@ -167,7 +174,19 @@ func (s *scanner) slow() (chunk, error) {
 		if (b < 0x20 || b >= 0x7f) && c.bad < 0 {
 			c.bad = s.off
 		}
-		if !isContinuation(b) {
+		switch {
+		case cont:
+			need--
+		case b >= 0xc0 && b < 0xe0:
+			need = 1
+		case b >= 0xe0 && b < 0xf0:
+			need = 2
+		case b >= 0xf0 && b < 0xf8:
+			need = 3
+		default:
+			need = 0
+		}
+		if !cont {
 			c.runes++
 		}
 		s.buf = append(s.buf, b)

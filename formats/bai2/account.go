@@ -1,6 +1,7 @@
 package bai2
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
@@ -76,6 +77,12 @@ func (r *Reader) summaries(lr *logical, c *cursor) {
 			return
 		}
 		if len(tf) == 0 {
+			if len(af) == 0 && len(cf) == 0 && len(bytes.Trim(c.b[min(c.pos, len(c.b)):], ", ")) == 0 {
+				if funds.Type != "" {
+					r.warn(lr.errAt(typeAt, "type_code", nil), WarnTrailingFields, "empty fields before the closing slash")
+				}
+				return
+			}
 			if len(af) > 0 || len(cf) > 0 || funds.Type != "" {
 				r.fail(lr.errAt(typeAt, "type_code", fmt.Errorf("%w: summary type code", ErrMissingField)))
 				return
@@ -125,8 +132,13 @@ func (r *Reader) accountTrailer(lr *logical) {
 	r.st = inGroup
 	r.grp.prev = r.acct.seq
 	c := cursor{b: lr.content}
-	total, err := parseAmount(c.next(), true)
-	if err != nil {
+	tf := c.next()
+	var total int64
+	var err error
+	if len(tf) == 0 && r.acct.total == 0 && !r.acct.broken {
+		// An account without activity: blank is the zero the bank left out.
+		r.warn(lr.errAt(c.at, "control_total", nil), WarnBlankTotal, "account control total is blank, read as 0")
+	} else if total, err = parseAmount(tf, true); err != nil {
 		r.fail(lr.errAt(c.at, "control_total", err))
 		r.grp.broken = true
 		return
@@ -143,7 +155,7 @@ func (r *Reader) accountTrailer(lr *logical) {
 	case err != nil:
 		r.fail(lr.errAt(c.at, "record_count", err))
 		broken = true
-	case n != r.acct.records:
+	case n != r.acct.records && !r.opts.Loosen.RecordCounts:
 		r.fail(lr.errAt(c.at, "record_count", fmt.Errorf("%w: account trailer counts %d records, the account has %d",
 			ErrRecordCount, n, r.acct.records)))
 		broken = true

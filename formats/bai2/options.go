@@ -61,6 +61,8 @@ type Options struct {
 	// trailer (49) has passed its checks, before Next returns the record
 	// that follows the trailer. It is called from within Next.
 	OnAccount func(AccountSummary)
+	// Loosen names money checks a known source needs relaxed.
+	Loosen Loosen
 }
 
 // AccountSummary is what an 03 account identifier and its 49 trailer report

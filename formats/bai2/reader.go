@@ -95,6 +95,10 @@ type Reader struct {
 	stopped  bool // no more input is read; pending errors drain, then the verdict
 	done     bool
 	final    error
+	warnings []Warning
+	nwarn    int
+	// warnedSplit and warnedJoin keep the line-shape warnings to one each.
+	warnedSplit, warnedJoin bool
 }
 
 // NewReader returns a Reader of r. Configuration errors, such as a missing
@@ -162,7 +166,18 @@ func (r *Reader) step() (rec formats.Record, ok bool) {
 		return rec, false
 	}
 	before := r.errs
-	if lr.problem != nil && knownCode(lr.code) {
+	if r.sc.split && !r.warnedSplit {
+		r.warnedSplit = true
+		r.warn(lr.errAt(0, "", nil), WarnRecordsOnOneLine, "several records share one line")
+	}
+	if r.sc.joined && !r.warnedJoin {
+		r.warnedJoin = true
+		r.warn(lr.errAt(0, "", nil), WarnRecordsOnOneLine, "the text of a detail continues on a line without a record code")
+	}
+	switch {
+	case lr.problem != nil && lr.code == "99" && errors.Is(lr.problem.Err, errNoSlash):
+		r.warn(lr.problem, WarnNoSlash, "file trailer (99) has no closing slash")
+	case lr.problem != nil && knownCode(lr.code):
 		r.fail(lr.problem)
 	}
 	rec, ok = r.dispatch(lr)

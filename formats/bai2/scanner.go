@@ -69,7 +69,22 @@ type scanner struct {
 	pendOff int64
 	eof     bool
 	rec     logical
+	// rest is what follows the first record on the last physical line,
+	// when it holds several (restLn, restOff say where); split is set once
+	// that has happened, for the reader's warning.
+	rest            []byte
+	restLn, restOff int64
+	split           bool
+	first           []byte
+	// joined is set once a detail's text ran onto a line without a record
+	// code.
+	joined bool
+	closed bool // the last physical record ended with a slash
 }
+
+// errNoSlash is the problem of a record without its closing slash, which is
+// a warning on the file trailer (99) and an error elsewhere.
+var errNoSlash = fmt.Errorf("%w: record has no closing slash", ErrSyntax)
 
 // errLineTooLong is reported as a ParseError wrapping formats.ErrTooLarge;
 // the reader cannot find the next record boundary after it and stops.
@@ -83,9 +98,66 @@ func newScanner(r io.Reader, maxLine, maxRec int) *scanner {
 	return &scanner{br: bufio.NewReaderSize(r, size), maxLine: maxLine, maxRec: maxRec}
 }
 
-// readLine returns the next non-blank line without its line ending, its line
-// number and offset. The slice is valid until the next call.
+// readLine returns the next physical record: a non-blank line without its
+// line ending, or one of several slash-terminated records that share a line
+// (see splitRecord), with its line number and offset. The slice is valid
+// until the next call.
 func (s *scanner) readLine() ([]byte, int64, int64, error) {
+	if len(s.rest) > 0 {
+		return s.cut(s.rest, s.restLn, s.restOff)
+	}
+	line, ln, off, err := s.readPhysical()
+	if err != nil {
+		return line, ln, off, err
+	}
+	return s.cut(line, ln, off)
+}
+
+// cut returns the first record of line and keeps the others for the next
+// call.
+func (s *scanner) cut(line []byte, ln, off int64) ([]byte, int64, int64, error) {
+	first, next := splitRecord(line)
+	if next > 0 {
+		// first and line may alias rest, which is about to be rewritten.
+		s.first = append(s.first[:0], first...)
+		first = s.first
+	}
+	s.rest = s.rest[:0]
+	if next > 0 {
+		s.split = true
+		s.rest = append(s.rest, line[next:]...)
+		s.restLn, s.restOff = ln, off+int64(next)
+	}
+	return first, ln, off, nil
+}
+
+// splitRecord finds where a second record starts on a line: after a slash
+// that is followed by spaces and a known record code with its comma ("...
+// PPD/ 16,142,..." or "2/   02,..."). A record that is not free text may
+// also be followed at once ("/02,"). It returns the first record and the
+// start of the next, or 0 when the line holds one record. A free-text field
+// keeps a slash that spaces do not follow, as in "08/18/23".
+func splitRecord(line []byte) ([]byte, int) {
+	textual := bytes.HasPrefix(line, []byte("16,")) || bytes.HasPrefix(line, []byte("88,"))
+	for i := bytes.IndexByte(line, '/'); i >= 0; {
+		j := i + 1
+		for j < len(line) && (line[j] == ' ' || line[j] == '\t') {
+			j++
+		}
+		if (j > i+1 || !textual) && j+2 < len(line) && line[j+2] == ',' && knownCode(string(line[j:j+2])) {
+			return line[:i+1], j
+		}
+		k := bytes.IndexByte(line[i+1:], '/')
+		if k < 0 {
+			break
+		}
+		i += k + 1
+	}
+	return line, 0
+}
+
+// readPhysical returns the next non-blank physical line.
+func (s *scanner) readPhysical() ([]byte, int64, int64, error) {
 	for {
 		if s.eof {
 			return nil, 0, 0, io.EOF
@@ -146,6 +218,18 @@ func (s *scanner) next() (*logical, error) {
 		if err != nil {
 			return nil, err
 		}
+		if recordCode(l) == "" && r.textual() && !s.closed {
+			// The text of a detail that was not closed with a slash runs
+			// onto the next line without an 88 record code: part of the
+			// same physical record, and counted with it.
+			s.joined = true
+			r.content = append(r.content, l...)
+			s.closed = bytes.HasSuffix(bytes.TrimRight(l, " "), []byte("/"))
+			if s.closed {
+				r.content = bytes.TrimSuffix(bytes.TrimRight(r.content, " "), []byte("/"))
+			}
+			continue
+		}
 		if recordCode(l) != "88" {
 			s.pending = append(s.pending[:0], l...)
 			s.pendOK, s.pendLn, s.pendOff = true, n, o
@@ -189,6 +273,7 @@ func recordCode(line []byte) string {
 func (s *scanner) add(line []byte, ln, off int64) {
 	r := &s.rec
 	r.n++
+	s.closed = bytes.HasSuffix(bytes.TrimRight(line, " \t"), []byte("/"))
 	body, problem := recordBody(line, r.textual())
 	if problem != nil && r.problem == nil {
 		r.problem = &formats.ParseError{Line: ln, Offset: off, Err: problem}
@@ -229,7 +314,7 @@ func recordBody(line []byte, textual bool) ([]byte, error) {
 	}
 	i := bytes.IndexByte(line, '/')
 	if i < 0 {
-		return line, fmt.Errorf("%w: record has no closing slash", ErrSyntax)
+		return line, errNoSlash
 	}
 	if i != len(line)-1 {
 		return line[:i], fmt.Errorf("%w: data after the closing slash", ErrSyntax)

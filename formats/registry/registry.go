@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/clearing-dev/clearing/formats"
@@ -67,6 +68,11 @@ type Options struct {
 	// changes what some formats yield: IPM's settlement positions become
 	// lines.
 	Statement bool
+	// ACHLoosen and BAI2Loosen name the money checks a known source needs
+	// relaxed; the zero values relax nothing. Each one given is recorded on
+	// the run as a warning "loosened: ...".
+	ACHLoosen  ach.Loosen
+	BAI2Loosen bai2.Loosen
 	// Open, when set, replaces the format's reader. Tests use it to feed
 	// records that no file format can express.
 	Open func(r io.Reader) (formats.Reader, error)
@@ -112,14 +118,19 @@ func Open(in Input, path string, o Options) (Opened, error) {
 	}
 	switch format {
 	case ACH:
-		return Opened{Reader: ach.NewReader(in, ach.Options{Hasher: o.Hasher}), Format: ACH, Source: ACH}, nil
+		r := ach.NewReader(in, ach.Options{Hasher: o.Hasher, Loosen: o.ACHLoosen})
+		return Opened{Reader: r, Format: ACH, Source: ACH, Warnings: loosened(achLoosened(o.ACHLoosen), r.Warnings)}, nil
 	case CSV:
 		return openCSV(in, path, o)
 	case BAI2:
-		return Opened{Reader: bai2.NewReader(in, bai2.Options{Hasher: o.Hasher}), Format: BAI2, Source: BAI2}, nil
+		r := bai2.NewReader(in, bai2.Options{Hasher: o.Hasher, Loosen: o.BAI2Loosen})
+		return Opened{Reader: r, Format: BAI2, Source: BAI2, Warnings: loosened(bai2Loosened(o.BAI2Loosen), r.Warnings)}, nil
 	case ISO8583:
 		r, err := iso8583.NewReader(in, iso8583.Options{Framing: o.ISOFraming, Spec: o.ISOSpec, Hasher: o.Hasher})
-		return Opened{Reader: r, Format: ISO8583, Source: ISO8583}, err
+		if err != nil {
+			return Opened{}, err
+		}
+		return Opened{Reader: r, Format: ISO8583, Source: ISO8583}, nil
 	case IPM:
 		r, err := ipm.NewReader(in, ipm.Options{Blocking: o.IPMBlocking, Encoding: o.IPMEncoding, Hasher: o.Hasher, Statement: o.Statement})
 		if err != nil {
@@ -162,6 +173,37 @@ func texts[W fmt.Stringer](ws []W) []string {
 	return out
 }
 
+// loosened puts a "loosened: ..." line for each relaxed check before the
+// reader's warnings, so that the run shows what was not checked.
+func loosened[W fmt.Stringer](names []string, ws func() []W) func() []string {
+	return func() []string {
+		out := make([]string, 0, len(names))
+		for _, n := range names {
+			out = append(out, "loosened: "+n)
+		}
+		return append(out, texts(ws())...)
+	}
+}
+
+func achLoosened(l ach.Loosen) []string {
+	var out []string
+	if l.ForwardTracePrefix {
+		out = append(out, "ach trace-prefix (forward entries' trace numbers need not start with the ODFI routing)")
+	}
+	if l.RDFICheckDigit {
+		out = append(out, "ach rdfi-check-digit (entries' RDFI check digits are not verified)")
+	}
+	return out
+}
+
+func bai2Loosened(l bai2.Loosen) []string {
+	var out []string
+	if l.RecordCounts {
+		out = append(out, "bai2 record-counts (the record counts of 49, 98 and 99 trailers are not verified)")
+	}
+	return out
+}
+
 // sniffBytes is how much of a file detection looks at: enough for an XML
 // prolog and the root element with its namespaces, or a bank's header
 // lines before the first MT940 tag.
@@ -181,13 +223,17 @@ func detect(in Input, path string, o Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	line, _, _ := bytes.Cut(head, []byte("\n"))
-	line = bytes.TrimSuffix(line, []byte("\r"))
+	n, line := firstLine(head)
 	switch {
-	case bytes.HasPrefix(line, []byte("101")) && len(line) >= 80:
+	case isACHHeader(line):
 		return ACH, nil
 	case bytes.HasPrefix(line, []byte("01,")):
 		return BAI2, nil
+	case isACHRecord(line):
+		// A batch or a file control without the file header before it: a
+		// fragment of an ACH file, or an operator's report in its shape.
+		return "", fmt.Errorf("%w: %s line %d: found a NACHA record of type %q where an ACH file starts with its file header (type 1)",
+			ErrUnknownFormat, path, n, line[:1])
 	case isIPM(head):
 		return IPM, nil
 	case isCAMT(head):
@@ -195,8 +241,91 @@ func detect(in Input, path string, o Options) (string, error) {
 	case isMT940(head):
 		return MT940, nil
 	}
-	return "", fmt.Errorf("%w: %s is not a file whose format can be told from its first bytes (NACHA ACH, BAI2, IPM, camt, MT940); name its format with --format %s",
-		ErrUnknownFormat, path, strings.Join(o.Allowed, "|"))
+	return "", fmt.Errorf("%w: %s is not a file whose format can be told from its first bytes (NACHA ACH, BAI2, IPM, camt, MT940): line %d begins %s; name its format with --format %s",
+		ErrUnknownFormat, path, n, shown(line), strings.Join(o.Allowed, "|"))
+}
+
+// firstLine returns the number and text of the first line of head that is
+// not blank, after a UTF-8 byte order mark, without its line break and
+// trailing spaces.
+func firstLine(head []byte) (int, []byte) {
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	n := 1
+	for {
+		line, rest, found := bytes.Cut(head, []byte("\n"))
+		line = bytes.TrimRight(line, " \t\r")
+		if len(line) > 0 || !found {
+			return n, line
+		}
+		head, n = rest, n+1
+	}
+}
+
+// isACHHeader reports whether line starts with a NACHA file header: record
+// type 1, a priority code of digits or blanks (banks send 00 and blank as
+// well as 01), and immediate destination and origin of digits and blanks.
+// The rest of the record is not looked at: a header whose trailing spaces
+// were trimmed, or whose creation date is odd, is still one, and the reader
+// says what is wrong with it.
+func isACHHeader(line []byte) bool {
+	if len(line) < 23 || line[0] != '1' {
+		return false
+	}
+	digits := 0
+	for i, b := range line[1:23] {
+		switch {
+		case b >= '0' && b <= '9':
+			if i >= 2 {
+				digits++
+			}
+		case b == ' ':
+		default:
+			return false
+		}
+	}
+	return digits >= 9
+}
+
+// isACHRecord reports whether line looks like another NACHA record (a batch
+// header, entry or control): a record type digit and, trimmed or not, the
+// length of a record, mostly digits and capitals.
+func isACHRecord(line []byte) bool {
+	if len(line) < 40 || len(line) > 94 || !bytes.ContainsAny(line[:1], "5689") {
+		return false
+	}
+	for _, b := range line {
+		if b < 0x20 || b > 0x7e || (b >= 'a' && b <= 'z') || b == ',' {
+			return false
+		}
+	}
+	return true
+}
+
+// shown quotes the start of a line for an error message: at most 20
+// characters, with any run of digits longer than 8 cut to its last four,
+// since an unknown file may hold account numbers.
+func shown(line []byte) string {
+	if len(line) > 20 {
+		line = line[:20]
+	}
+	var out []byte
+	run := 0
+	for i := 0; i <= len(line); i++ {
+		if i < len(line) && line[i] >= '0' && line[i] <= '9' {
+			out = append(out, line[i])
+			run++
+			continue
+		}
+		if run > 8 {
+			out = append(out[:len(out)-run], "..."...)
+			out = append(out, line[i-4:i]...)
+		}
+		run = 0
+		if i < len(line) {
+			out = append(out, line[i])
+		}
+	}
+	return strconv.Quote(string(out))
 }
 
 // isIPM reports whether head starts with a VBS record (a 4-byte big-endian
