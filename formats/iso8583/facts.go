@@ -51,7 +51,13 @@ func (mp *mapper) facts(m *message) (facts, *factError) {
 		return f, &factError{field: "MTI", err: err}
 	}
 	f.mti = t
-	if v, ok := m.get(fieldProcessingCode); ok {
+	// Responses and network management messages are not intents and are
+	// skipped, so their processing code is not looked up: a code the
+	// reader cannot post (a national-use code such as 18) does not refuse
+	// the file. Their amount and currency are still checked, as a sign
+	// that the spec decodes the file.
+	skipped := t.response() || t.class() == classNetwork
+	if v, ok := m.get(fieldProcessingCode); ok && !skipped {
 		if f.proc, err = lookupProcessingCode(v); err != nil {
 			return f, &factError{field: "DE3", err: err}
 		}

@@ -261,3 +261,15 @@ func TestProcessingCodes(t *testing.T) {
 		})
 	}
 }
+
+// TestResponsesSkippedWhateverTheirProcessingCode guards that a response
+// with a processing code the reader cannot post (national use) is skipped,
+// not refused.
+func TestResponsesSkippedWhateverTheirProcessingCode(t *testing.T) {
+	for _, mti := range []string{"0210", "0230", "0410", "0430"} {
+		rec, err := one(t, with(withMTI(purchase().Message(), mti), fieldProcessingCode, "180000"))
+		if err != nil || rec.Kind != formats.Skip {
+			t.Errorf("%s with processing code 18: kind %q, err %v; want skipped", mti, rec.Kind, err)
+		}
+	}
+}
