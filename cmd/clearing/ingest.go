@@ -87,6 +87,11 @@ func bindReaderFlags(f *pflag.FlagSet, maxFileBytes *int64, ro *registry.Options
 	f.StringVar(&ro.IPMEncoding, "ipm-encoding", "", "IPM code page: "+strings.Join(ipm.Encodings(), ", ")+" (EBCDIC or ASCII detected)")
 	f.StringVar(&ro.CSVMap, "map", "", "CSV column mapping: a TOML file or preset:NAME")
 	f.StringVar(&ro.FileID, "file-id", "", "CSV file id for line-based keys (default: the file's base name)")
+	// Loosening a money check is for a source known to need it, named
+	// here and recorded on the run; docs/formats lists each check.
+	f.BoolVar(&ro.ACHLoosen.ForwardTracePrefix, "ach-loosen-trace-prefix", false, "ACH: accept forward entries whose trace number does not start with the ODFI routing (recorded on the run)")
+	f.BoolVar(&ro.ACHLoosen.RDFICheckDigit, "ach-loosen-rdfi-check-digit", false, "ACH: accept entries whose RDFI check digit is wrong (recorded on the run)")
+	f.BoolVar(&ro.BAI2Loosen.RecordCounts, "bai2-loosen-record-counts", false, "BAI2: accept 49/98/99 record counts that differ from the records read; totals are still checked (recorded on the run)")
 	restrictReaderFlags(f)
 }
 
