@@ -306,7 +306,7 @@ func TestMalformedACHFilesAreRejectedWhole(t *testing.T) {
 		"control totals that do not add up": replace(2, badAmount),
 		"RTF around the file":               `{\rtf1\ansi{\fonttbl\f0\fswiss Helvetica;}` + "\n" + good.String() + "}\n",
 		"binary garbage":                    "\x00\x01\x02\xff\xfe garbage \x89PNG\r\n\x1a\n",
-		"non-ASCII text in a record":        replace(2, lines[2][:60]+"\u00e9"+lines[2][61:]),
+		"non-ASCII text in an amount":       replace(2, lines[2][:30]+"\u00e9"+lines[2][31:]),
 	}
 	for name, body := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -21,8 +21,8 @@ var corpusRejected = map[string]struct {
 }{
 	"valid/ccd-txp-credit.ach": {ErrField, 2,
 		"its batch header's dates are shifted two places: the effective entry date reads \"16    \", which keys nothing"},
-	"valid/ctx-nonascii-utf8.ach": {ErrNotText, 3,
-		"its addenda hold UTF-8 characters ('¦') where NACHA allows ASCII; its file control also counts 1 entry and addenda record where the file holds 13"},
+	"valid/ctx-nonascii-utf8.ach": {ErrControl, 17,
+		"its file control counts 1 entry and addenda record where the file holds 13 (the UTF-8 characters ('¦') of its addenda are only a warning)"},
 	"returns/contested-dishonored-return-PPD-R71.ach": {ErrStructure, 5,
 		"one entry carries three addenda 99 (R07, R68, R71) naming different originals"},
 	"returns/return-WEB-no-header-issue751.ach": {formats.ErrNotThisFormat, 1, "no file header or control"},

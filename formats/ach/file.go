@@ -82,6 +82,20 @@ func (r *Reader) fileHeader(rc *record) {
 		return
 	}
 	r.file.header, r.file.headerLine = true, rc.line
+	for _, f := range []struct {
+		name     string
+		from, to int
+		want     string
+	}{{"ImmediateDestination", 3, 13, ""}, {"ImmediateOrigin", 13, 23, ""}, {"recordSize", 34, 37, "094"}, {"blockingFactor", 37, 39, "10"}, {"FormatCode", 39, 40, "1"}} {
+		// These say the file is NACHA at all: a destination of letters
+		// (an obfuscated sample) or another format code is not a file whose
+		// other fields can be trusted to mean what NACHA says.
+		v := rc.field(f.from, f.to)
+		if (f.want == "" && strings.Trim(v, " 0123456789") != "") || (f.want != "" && v != f.want) {
+			r.fail(p, f.name, ErrField, "%s %q is not a NACHA file header's", f.name, v)
+			return
+		}
+	}
 	if pc := rc.field(1, 3); pc != "01" {
 		r.warn(p, WarnPriorityCode, "PriorityCode %q is not 01", pc)
 	}

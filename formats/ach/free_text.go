@@ -19,7 +19,7 @@ var freeTextSpans = map[string][]span{
 }
 
 // freeText reads a record that holds bytes outside printable ASCII. It
-// returns the record with each such character (a valid UTF-8 sequence, or
+// refuses any control character. It returns the record with each other such character (a valid UTF-8 sequence, or
 // else one byte, as Windows-1252 has it) replaced by "?", and true when every
 // one of them lies in a free-text field of its record type and the record is
 // still at most 94 characters long.
@@ -29,7 +29,12 @@ func freeText(p []byte) (string, bool) {
 	for i := 0; i < len(p); {
 		r, size := utf8.DecodeRune(p[i:])
 		i += size
-		if r < 0x20 || r >= 0x7f {
+		if r < 0x20 || r == 0x7f {
+			// A control character is not a foreign letter: it means
+			// binary damage, and refuses the record.
+			return "", false
+		}
+		if r > 0x7f {
 			bad = append(bad, len(out))
 			out = append(out, '?')
 			continue
