@@ -86,7 +86,7 @@ func (r *Reader) fileHeader(rc *record) {
 		name     string
 		from, to int
 		want     string
-	}{{"ImmediateDestination", 3, 13, ""}, {"ImmediateOrigin", 13, 23, ""}, {"recordSize", 34, 37, "094"}, {"blockingFactor", 37, 39, "10"}, {"FormatCode", 39, 40, "1"}} {
+	}{{"ImmediateDestination", 3, 13, ""}, {"recordSize", 34, 37, "094"}, {"blockingFactor", 37, 39, "10"}, {"FormatCode", 39, 40, "1"}} {
 		// These say the file is NACHA at all: a destination of letters
 		// (an obfuscated sample) or another format code is not a file whose
 		// other fields can be trusted to mean what NACHA says.

@@ -263,7 +263,8 @@ func firstLine(head []byte) (int, []byte) {
 
 // isACHHeader reports whether line starts with a NACHA file header: record
 // type 1, a priority code of digits or blanks (banks send 00 and blank as
-// well as 01), and immediate destination and origin of digits and blanks.
+// well as 01), an immediate destination of digits and blanks, and a
+// printable immediate origin.
 // The rest of the record is not looked at: a header whose trailing spaces
 // were trimmed, or whose creation date is odd, is still one, and the reader
 // says what is wrong with it.
@@ -275,10 +276,12 @@ func isACHHeader(line []byte) bool {
 	for i, b := range line[1:23] {
 		switch {
 		case b >= '0' && b <= '9':
-			if i >= 2 {
+			if i >= 2 && i < 12 {
 				digits++
 			}
 		case b == ' ':
+		case i >= 12 && b > ' ' && b <= '~':
+			// The immediate origin may be a 10-character identifier.
 		default:
 			return false
 		}
