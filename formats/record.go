@@ -153,11 +153,19 @@ func CheckAmount(minor int64) error {
 // ":segment". So a return of K posts K:return and reverses K, and a
 // dishonored return posts K:return:dishonored and reverses K:return.
 // Anything other than exactly one original is quarantined, never guessed.
+//
+// Fallback, when set, is a second way to the same original, tried only
+// when Reference finds none: the posting whose AltReference equals
+// Fallback and whose key starts with FallbackPrefix (an ISO 8583 reversal
+// that carries its own RRN and, in DE90, the original's identity). It never
+// enters the digest: it is a way to look, not part of what the record is.
 type Link struct {
-	Reference string
-	ByAlt     bool
-	KeyPrefix string
-	Suffix    string
+	Reference      string
+	ByAlt          bool
+	KeyPrefix      string
+	Suffix         string
+	Fallback       string
+	FallbackPrefix string
 }
 
 // Reader yields the records of one file in order. Next returns io.EOF after

@@ -230,3 +230,33 @@ func TestCSVLineKeysTurnShiftedRowsIntoConflicts(t *testing.T) {
 		t.Fatalf("appended row: %+v", s)
 	}
 }
+
+// A reversal that carries its own RRN, not the original's, finds its
+// original through DE90, and reverses it once; one whose DE90 names nothing
+// posted stays an orphan.
+func TestISO8583ReversalWithItsOwnRRNLinksThroughDE90(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	p := purchase(0, 2500)
+	c.ingest(0, "--format", "iso8583", c.isoFile("purchases.rdw", iso8583.FramingRDW, p, purchase(1, 700)))
+	rev := p
+	rev.MTI, rev.RRN, rev.STAN = "0420", "999900000001", "000901"
+	rev.Transmitted = isoTime.Add(time.Hour)
+	rev.Original = &iso8583.Original{MTI: p.MTI, STAN: p.STAN, Transmitted: p.Transmitted, Acquirer: p.Acquirer}
+	orphan := rev
+	orphan.RRN, orphan.STAN = "999900000002", "000902"
+	orphan.Original = &iso8583.Original{MTI: p.MTI, STAN: "000555", Transmitted: p.Transmitted, Acquirer: p.Acquirer}
+	s := c.ingest(3, "--format", "iso8583", c.isoFile("reversals.rdw", iso8583.FramingRDW, rev, orphan))[0]
+	if s.Posted != 1 || s.Quarantined != 1 {
+		t.Fatalf("reversals: %+v, want 1 posted, 1 orphan", s)
+	}
+	key := "iso8583:00417:" + p.RRN + ":0200"
+	if n := c.count(`SELECT count(*) FROM postings WHERE tenant_id = $1 AND posting_key = $2 AND kind = 'reversal'`, c.tenant, key+":reversal"); n != 1 {
+		t.Fatalf("the reversal did not post under %s:reversal", key)
+	}
+	if n := c.count(`SELECT coalesce(sum(CASE l.direction WHEN 'C' THEN l.amount_minor ELSE -l.amount_minor END), 0)
+	                   FROM legs l JOIN postings q ON q.tenant_id = l.tenant_id AND q.id = l.posting_id
+	                  WHERE l.tenant_id = $1 AND q.posting_key LIKE $2 || '%' AND l.account LIKE 'cust:%'`, c.tenant, key); n != 0 {
+		t.Fatalf("the card's purchase and its reversal net to %d, want 0", n)
+	}
+}

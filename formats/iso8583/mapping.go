@@ -173,14 +173,19 @@ func (o *original) ref() string {
 // link finds a reversal's original. By RRN, the original is any financial
 // message (0200 or 0220) of the same acquirer and RRN, or exactly the class
 // DE90 names; by DE90 alone, the posting whose AltReference DE90 rebuilds.
-// More than one match is quarantined by the ledger, never guessed.
+// A reversal with both, whose RRN is its own and not the original's, finds
+// the original through DE90 when its RRN finds none. More than one match is
+// quarantined by the ledger, never guessed.
 func (f *facts) link(orig *original) *formats.Link {
 	if f.rrn != "" {
 		class := "0" + string(classFinancial)
+		l := &formats.Link{Reference: f.rrn, Suffix: reversalSuffix}
 		if orig != nil {
 			class = orig.mti.folded()
+			l.Fallback, l.FallbackPrefix = orig.ref(), keyPrefix+f.acqOrDash()+":"
 		}
-		return &formats.Link{Reference: f.rrn, KeyPrefix: keyPrefix + f.acqOrDash() + ":" + f.rrn + ":" + class, Suffix: reversalSuffix}
+		l.KeyPrefix = keyPrefix + f.acqOrDash() + ":" + f.rrn + ":" + class
+		return l
 	}
 	return &formats.Link{Reference: orig.ref(), ByAlt: true, KeyPrefix: keyPrefix + f.acqOrDash() + ":", Suffix: reversalSuffix}
 }

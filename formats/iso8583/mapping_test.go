@@ -82,7 +82,8 @@ func TestMapping(t *testing.T) {
 		{"DE90 narrows the RRN link to its class", advice.Message(), formats.Record{Key: "iso8583:00417:633312345678:0420",
 			Kind: formats.Reversal, Detail: "0420 reversal advice, refund", Reference: "633312345678", Amount: 1000,
 			Currency: "USD", Direction: formats.Credit, ValueDate: formats.Date(2026, 11, 30),
-			Link: &formats.Link{Reference: "633312345678", KeyPrefix: "iso8583:00417:633312345678:0220", Suffix: ":reversal"}}},
+			Link: &formats.Link{Reference: "633312345678", KeyPrefix: "iso8583:00417:633312345678:0220", Suffix: ":reversal",
+				Fallback: "0220:00000000417:000123:1129143005", FallbackPrefix: "iso8583:00417:"}}},
 		{"reversal without RRN links through DE90", reversalOf(p, "0420", false, true).Message(), formats.Record{
 			Key: "iso8583:00417:-:0420:" + altRef, Kind: formats.Reversal, Detail: "0420 reversal advice, purchase",
 			Amount: 1000, Currency: "USD", Direction: formats.Debit, ValueDate: formats.Date(2026, 11, 30),

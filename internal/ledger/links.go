@@ -1,8 +1,11 @@
 package ledger
 
+import "strings"
+
 // originsOf is the postings a staged record's link can name: by reference,
-// or by alternative reference, each an index probe. (One join with an OR of
-// the two would compare every link with every posting.) A record's money is
+// or by alternative reference, each an index probe (one join with an OR of
+// the two would compare every link with every posting), and by the link's
+// fallback, an alternative reference, only when its reference names none. A record's money is
 // carried by its clearing posting, or, when reconciliation found it
 // missing, by the correction an operator approved under the record's own
 // key: a missing_in_ledger correction, which refers to no posting and whose
@@ -24,7 +27,16 @@ func originsOf(stage string) string {
     SELECT ` + origin + ` FROM postings p
      WHERE ` + stage + `.link_reference IS NOT NULL AND ` + stage + `.link_by_alt
        AND p.tenant_id || '' = $1 AND p.alt_reference = ` + stage + `.link_reference
-       AND ` + carriesMoney + ` AND left(p.posting_key, length(` + stage + `.link_prefix)) = ` + stage + `.link_prefix`
+       AND ` + carriesMoney + ` AND left(p.posting_key, length(` + stage + `.link_prefix)) = ` + stage + `.link_prefix
+    UNION ALL
+    SELECT ` + origin + ` FROM postings p
+     WHERE ` + stage + `.link_fallback IS NOT NULL AND NOT ` + stage + `.link_by_alt
+       AND p.tenant_id || '' = $1 AND p.alt_reference = ` + stage + `.link_fallback
+       AND ` + carriesMoney + ` AND left(p.posting_key, length(` + stage + `.link_fallback_prefix)) = ` + stage + `.link_fallback_prefix
+       AND NOT EXISTS (SELECT 1 FROM postings q
+                        WHERE q.tenant_id || '' = $1 AND q.reference = ` + stage + `.link_reference
+                          AND ` + strings.ReplaceAll(carriesMoney, "p.", "q.") + `
+                          AND left(q.posting_key, length(` + stage + `.link_prefix)) = ` + stage + `.link_prefix)`
 }
 
 // carriesMoney is the postings that carry a record's money under its key:

@@ -48,6 +48,8 @@ CREATE TEMP TABLE IF NOT EXISTS record_stage (
     line           bigint  NOT NULL,
     settle_amount  bigint,
     settle_currency text,
+    link_fallback  text    COLLATE "C",
+    link_fallback_prefix text COLLATE "C",
     -- Filled while applying a chunk: the original a return or reversal
     -- undoes, the correction that settled a record, and why a record could
     -- not be posted.
@@ -77,7 +79,7 @@ var stageColumns = []string{
 	"seq", "kind", "own_key", "posting_key", "detail", "reference", "alt_reference",
 	"amount_minor", "currency", "direction", "account", "account_last4", "value_date",
 	"digest", "link_reference", "link_by_alt", "link_prefix", "link_suffix", "link_depth", "link_parent_suffix", "is_repeat", "line_type", "line",
-	"settle_amount", "settle_currency",
+	"settle_amount", "settle_currency", "link_fallback", "link_fallback_prefix",
 }
 
 // Stage holds one file's records on one connection while they are applied.
@@ -238,13 +240,16 @@ func (r *recordSource) Err() error { return r.err }
 
 func stageRow(seq int64, rec *formats.Record) []any {
 	digest := formats.Digest(rec)
-	var postingKey, linkRef, linkPrefix, linkSuffix, parentSuffix, settleAmount, settleCurrency any
+	var postingKey, linkRef, linkPrefix, linkSuffix, parentSuffix, settleAmount, settleCurrency, fallback, fallbackPrefix any
 	linkByAlt, depth := false, 0
 	if rec.Link != nil {
 		linkRef, linkPrefix, linkSuffix = rec.Link.Reference, rec.Link.KeyPrefix, rec.Link.Suffix
 		linkByAlt = rec.Link.ByAlt
 		depth = segments(rec.Link.Suffix)
 		parentSuffix = rec.Link.Suffix[:max(0, strings.LastIndexByte(rec.Link.Suffix, ':'))]
+		if rec.Link.Fallback != "" {
+			fallback, fallbackPrefix = rec.Link.Fallback, rec.Link.FallbackPrefix
+		}
 	}
 	if rec.Kind == formats.Clearing || rec.Kind == formats.Notice {
 		postingKey = rec.Key
@@ -256,7 +261,7 @@ func stageRow(seq int64, rec *formats.Record) []any {
 		seq, string(rec.Kind), rec.Key, postingKey, rec.Detail, nullable(rec.Reference), nullable(rec.AltReference),
 		rec.Amount, rec.Currency, string(rec.Direction), rec.Account.ID, rec.Account.Last4, rec.ValueDate,
 		digest[:], linkRef, linkByAlt, linkPrefix, linkSuffix, depth, parentSuffix, rec.Repeat, lineType(rec), rec.Line,
-		settleAmount, settleCurrency,
+		settleAmount, settleCurrency, fallback, fallbackPrefix,
 	}
 }
 
