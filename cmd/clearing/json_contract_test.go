@@ -335,6 +335,7 @@ var jsonTypes = map[string]any{
 	"breaks list":         []reconcile.Break{},
 	"breaks show":         []reconcile.Break{},
 	"breaks ack":          []reconcile.Break{},
+	"returns":             []returnAction{},
 	"config get":          []settings.Setting{},
 	"config set":          settings.Setting{},
 	"generate demo":       demo.Scenario{},

@@ -116,6 +116,7 @@ func newRootCommand(g *globalOptions) *cobra.Command {
 		newReportCommand(g),
 		newCorrectionsCommand(g),
 		newBreaksCommand(g),
+		newReturnsCommand(g),
 		newConfigCommand(g),
 		newGenerateCommand(g),
 	)
