@@ -73,6 +73,9 @@ type Summary struct {
 	Records int64  `json:"records"`
 	runs.Counts
 	Resumed bool `json:"resumed"`
+	// HeldBy names the runs that first quarantined this file's records
+	// counted as already_quarantined.
+	HeldBy []int64 `json:"already_quarantined_by_runs,omitempty"`
 	// Warnings say what the file breaks that no key, amount or date
 	// depends on; the file was read all the same.
 	Warnings []string `json:"warnings,omitempty"`
@@ -80,8 +83,11 @@ type Summary struct {
 }
 
 // NeedsAttention reports whether a person must look at the outcome:
-// conflicts or quarantined records.
-func (s Summary) NeedsAttention() bool { return s.Conflicts > 0 || s.Quarantined > 0 }
+// conflicts, quarantined records, or records an earlier run quarantined
+// that are still open (a dismissed one needs nobody).
+func (s Summary) NeedsAttention() bool {
+	return s.Conflicts > 0 || s.Quarantined > 0 || s.AlreadyQuarantined > 0
+}
 
 // File ingests one file. A rejected file returns a *RejectedError
 // (which matches ErrRejected) with a Summary whose Status is
@@ -225,6 +231,11 @@ func apply(ctx context.Context, conn *pgx.Conn, st *loaded, o Options, sum Summa
 		return sum, err
 	}
 	sum.Status, sum.Counts = "done", final.Counts
+	if sum.AlreadyQuarantined > 0 {
+		if sum.HeldBy, err = ledger.HeldBy(ctx, conn, o.Tenant, run.ID); err != nil {
+			return sum, err
+		}
+	}
 	return sum, nil
 }
 

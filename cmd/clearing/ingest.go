@@ -110,7 +110,7 @@ func runIngest(ctx context.Context, g *globalOptions, o ingestOptions, files []s
 		Reader: o.reader, Log: g.log,
 	}
 	var sums []ingest.Summary
-	rejected, attention := 0, 0
+	rejected, attention, held := 0, 0, 0
 	for _, file := range files {
 		began := g.now()
 		opts.Progress = g.progress(file)
@@ -129,6 +129,9 @@ func runIngest(ctx context.Context, g *globalOptions, o ingestOptions, files []s
 		if s.NeedsAttention() {
 			attention++
 		}
+		if s.AlreadyQuarantined > 0 {
+			held++
+		}
 		g.logIngestSummary(s, began, err)
 		sums = append(sums, s)
 	}
@@ -138,6 +141,9 @@ func runIngest(ctx context.Context, g *globalOptions, o ingestOptions, files []s
 	switch {
 	case rejected > 0:
 		return fmt.Errorf("%d of %d file(s) rejected; nothing from them was posted", rejected, len(files))
+	case attention > 0 && held > 0:
+		return fmt.Errorf("%w: %d file(s) have conflicts or quarantined records, %d of them records already quarantined by an earlier run and still open; see 'clearing runs show RUN' and 'clearing quarantine list'",
+			errNeedsAttention, attention, held)
 	case attention > 0:
 		return fmt.Errorf("%w: %d file(s) have conflicts or quarantined records; see 'clearing runs show RUN'", errNeedsAttention, attention)
 	}
@@ -146,7 +152,7 @@ func runIngest(ctx context.Context, g *globalOptions, o ingestOptions, files []s
 
 func writeIngestSummaries(g *globalOptions, sums []ingest.Summary) error {
 	rows := output.Rows{Header: []string{"file", "format", "run", "status", "records", "posted",
-		"duplicates", "conflicts", "quarantined", "notices", "skipped", "settled"}}
+		"duplicates", "conflicts", "quarantined", "already quarantined", "released", "notices", "skipped", "settled"}}
 	for _, s := range sums {
 		run := strconv.FormatInt(s.RunID, 10)
 		if s.RunID == 0 {
@@ -155,7 +161,8 @@ func writeIngestSummaries(g *globalOptions, sums []ingest.Summary) error {
 			run += " (resumed)"
 		}
 		rows.Add(s.File, s.Format, run, s.Status, itoa(s.Records), itoa(s.Posted), itoa(s.Duplicates),
-			itoa(s.Conflicts), itoa(s.Quarantined), itoa(s.Notices), itoa(s.Skipped), itoa(s.Settled))
+			itoa(s.Conflicts), itoa(s.Quarantined), alreadyQuarantined(s), itoa(s.Released), itoa(s.Notices),
+			itoa(s.Skipped), itoa(s.Settled))
 	}
 	if sums == nil {
 		sums = []ingest.Summary{}
@@ -164,6 +171,28 @@ func writeIngestSummaries(g *globalOptions, sums []ingest.Summary) error {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// alreadyQuarantined is the summary's cell for records an earlier run
+// holds: how many are still open, with the runs that first held them, and
+// how many were dismissed since.
+func alreadyQuarantined(s ingest.Summary) string {
+	if s.AlreadyQuarantined == 0 && s.Dismissed == 0 {
+		return "0"
+	}
+	var b strings.Builder
+	b.WriteString(itoa(s.AlreadyQuarantined))
+	if len(s.HeldBy) > 0 {
+		ids := make([]string, len(s.HeldBy))
+		for i, id := range s.HeldBy {
+			ids[i] = itoa(id)
+		}
+		b.WriteString(" (run " + strings.Join(ids, ", ") + ")")
+	}
+	if s.Dismissed > 0 {
+		b.WriteString(", " + itoa(s.Dismissed) + " dismissed")
+	}
+	return b.String()
+}
 
 // progress returns a progress callback that draws on stderr, or nil when
 // stderr is not a terminal: cron output stays clean.

@@ -168,7 +168,9 @@ func (g *globalOptions) logIngestSummary(s ingest.Summary, began time.Time, err 
 		slog.Int64("run_id", s.RunID), slog.String("status", s.Status), slog.Bool("resumed", s.Resumed),
 		slog.Int64("records", s.Records), slog.Int64("posted", s.Posted), slog.Int64("duplicates", s.Duplicates),
 		slog.Int64("conflicts", s.Conflicts), slog.Int64("quarantined", s.Quarantined), slog.Int64("notices", s.Notices),
-		slog.Int64("skipped", s.Skipped), slog.Int64("settled", s.Settled))
+		slog.Int64("skipped", s.Skipped), slog.Int64("settled", s.Settled),
+		slog.Int64("already_quarantined", s.AlreadyQuarantined), slog.Int64("dismissed", s.Dismissed),
+		slog.Int64("released", s.Released))
 }
 
 // logImportSummary logs the summary event of one statement file; err is

@@ -97,6 +97,9 @@ func Apply(ctx context.Context, tx pgx.Tx, st *stage.Stage, b *Batch, lo, hi int
 		}
 		c.Posted += n
 	}
+	if err := applyQuarantine(ctx, tx, b, lo, hi, &c); err != nil {
+		return c, err
+	}
 	// When every record that could post did, there is nothing to audit: an
 	// ordinary new file skips both audit statements.
 	if c.Posted < p.clearing+p.linked() {
@@ -106,6 +109,11 @@ func Apply(ctx context.Context, tx pgx.Tx, st *stage.Stage, b *Batch, lo, hi int
 	}
 	if noticesAdded < p.notices {
 		if err := audit(ctx, tx, auditNotice, b, lo, hi, &c); err != nil {
+			return c, err
+		}
+	}
+	if c.Quarantined > 0 {
+		if err := holdAudited(ctx, tx, b, lo, hi); err != nil {
 			return c, err
 		}
 	}
@@ -172,6 +180,10 @@ func audit(ctx context.Context, tx pgx.Tx, r db.Routine, b *Batch, lo, hi int64,
 			c.Conflicts += n
 		case "settled_by_correction":
 			c.Settled += n
+		case "already_quarantined":
+			c.AlreadyQuarantined += n
+		case "quarantine_dismissed":
+			c.Dismissed += n
 		default:
 			c.Quarantined += n
 		}

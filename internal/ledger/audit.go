@@ -11,7 +11,7 @@ WITH ev AS (
                               direction, account, account_last4, value_date, digest,
                               link_reference, link_prefix, link_suffix, detail)
     SELECT $1, coalesce(s.posting_key, s.own_key), s.own_key, v.verdict,
-           v.verdict NOT IN ('duplicate', 'settled_by_correction'), $2, s.seq, s.line,
+           v.verdict NOT IN ('duplicate', 'settled_by_correction', 'quarantine_dismissed'), $2, s.seq, s.line,
            p.id, CASE WHEN v.verdict = 'conflict' THEN clearing_differing_fields(p.amount_minor, p.currency, p.direction,
                       p.account, p.value_date, s.amount_minor, s.currency,
                       CASE WHEN s.kind = 'clearing' THEN s.direction ELSE p.direction END,

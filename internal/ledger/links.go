@@ -106,23 +106,32 @@ UPDATE record_stage s
 // the postings it can undo have one leg per side. When what it undoes is a
 // correction whose money a reclassification has since moved from suspense
 // to the customer account, the return takes it back from the customer.
-const insertLinked = `
-WITH cand AS (
-    SELECT DISTINCT ON (s.posting_key) s.*, par.amount_minor AS parent_amount, par.direction AS parent_direction,
-           par.account AS parent_account, par.kind AS parent_kind
+var insertLinked = linkedInsert(`
+    SELECT DISTINCT ON (s.posting_key) s.*, $2::bigint AS run_id, $5::text AS source, par.amount_minor AS parent_amount,
+           par.direction AS parent_direction, par.account AS parent_account, par.kind AS parent_kind
       FROM record_stage s
      CROSS JOIN LATERAL (SELECT * FROM postings WHERE tenant_id || '' = $1 AND id = s.parent_id LIMIT 1) par
      WHERE s.seq BETWEEN $3 AND $4 AND s.kind IN ('return', 'reversal')
        AND s.link_depth = $6 AND s.outcome IS NULL
-     ORDER BY s.posting_key, s.seq
+     ORDER BY s.posting_key, s.seq`, "")
+
+// linkedInsert is the statement that posts returns and reversals: cand
+// selects them, one row per posting key, with the columns of a staged
+// record plus run_id and source (those the posting names) and the parent_* columns
+// of the posting each undoes; more adds common table expressions after
+// ins and leg (see release.go). The statement's value is how many postings
+// it inserted.
+func linkedInsert(cand, more string) string {
+	return `
+WITH cand AS (` + cand + `
 ), ins AS (
     INSERT INTO postings (tenant_id, posting_key, kind, source, reference, alt_reference, value_date,
                           amount_minor, currency, direction, account, account_last4, digest, refers_to,
                           run_id, record_no, line, detail, settle_amount, settle_currency)
-    SELECT $1, posting_key, kind, $5, reference, alt_reference, value_date,
+    SELECT $1, posting_key, kind, source, reference, alt_reference, value_date,
            amount_minor, currency, CASE parent_direction WHEN 'C' THEN 'D' ELSE 'C' END,
            coalesce(nullif(account, ''), parent_account), account_last4, digest, parent_id,
-           $2, seq, line, detail, settle_amount, settle_currency
+           run_id, seq, line, detail, settle_amount, settle_currency
       FROM cand
      ORDER BY posting_key
     ON CONFLICT (tenant_id, posting_key) DO NOTHING
@@ -138,5 +147,6 @@ WITH cand AS (
                           WHERE c.parent_kind = 'correction' AND pl.account = c.parent_account
                             AND r.refers_to = ins.refers_to AND r.tenant_id || '' = $1 AND r.kind = 'reclass'
                           LIMIT 1) rc ON true
-)
+)` + more + `
 SELECT count(*) FROM ins`
+}

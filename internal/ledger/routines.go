@@ -22,7 +22,8 @@ var (
 )
 
 // Routines are the ledger's routines, which `clearing migrate` installs.
-var Routines = []db.Routine{postClearing, postLinked, postReclass, auditStaged, auditNotice}
+var Routines = []db.Routine{postClearing, postLinked, postReclass, auditStaged, auditNotice,
+	holdQuarantine, releaseLinked, releaseKeys, closeHeld}
 
 // checkRoutines is the check of ledger verify that every routine of rs is
 // installed as this binary would install it.

@@ -76,6 +76,15 @@ type Counts struct {
 	// posted their money (a missing_in_ledger correction): they post at most
 	// a reclassification, never the money again.
 	Settled int64 `json:"settled"`
+	// AlreadyQuarantined counts records that an earlier run holds in
+	// quarantine, unchanged and still open: they need a person, as they
+	// did then. Dismissed counts those an operator has since dismissed.
+	AlreadyQuarantined int64 `json:"already_quarantined"`
+	Dismissed          int64 `json:"dismissed"`
+	// Released counts held records of earlier runs that this run posted,
+	// their original having arrived; they are no records of this run's
+	// file, so Total leaves them out.
+	Released int64 `json:"released"`
 }
 
 // Add accumulates o into c.
@@ -87,11 +96,15 @@ func (c *Counts) Add(o Counts) {
 	c.Notices += o.Notices
 	c.Skipped += o.Skipped
 	c.Settled += o.Settled
+	c.AlreadyQuarantined += o.AlreadyQuarantined
+	c.Dismissed += o.Dismissed
+	c.Released += o.Released
 }
 
 // Total is the number of records the counts account for.
 func (c Counts) Total() int64 {
-	return c.Posted + c.Duplicates + c.Conflicts + c.Quarantined + c.Notices + c.Skipped + c.Settled
+	return c.Posted + c.Duplicates + c.Conflicts + c.Quarantined + c.Notices + c.Skipped + c.Settled +
+		c.AlreadyQuarantined + c.Dismissed
 }
 
 // Querier is satisfied by *pgx.Conn, pgx.Tx and *pgxpool.Pool.
@@ -316,9 +329,11 @@ func Advance(ctx context.Context, tx pgx.Tx, tenant string, id, progress int64, 
 	tag, err := tx.Exec(ctx, `
 UPDATE runs SET progress = $3, posted = posted + $4, notices = notices + $5, duplicates = duplicates + $6,
                 conflicts = conflicts + $7, quarantined = quarantined + $8, settled = settled + $9,
-                skipped = skipped + $10
+                skipped = skipped + $10, already_quarantined = already_quarantined + $11,
+                dismissed = dismissed + $12, released = released + $13
  WHERE tenant_id = $1 AND id = $2 AND status = 'running' AND progress < $3`,
-		tenant, id, progress, c.Posted, c.Notices, c.Duplicates, c.Conflicts, c.Quarantined, c.Settled, c.Skipped)
+		tenant, id, progress, c.Posted, c.Notices, c.Duplicates, c.Conflicts, c.Quarantined, c.Settled, c.Skipped,
+		c.AlreadyQuarantined, c.Dismissed, c.Released)
 	if err != nil {
 		return fmt.Errorf("runs: advance run %d: %w", id, err)
 	}
@@ -345,14 +360,15 @@ SELECT id, kind, format, source, file_name, file_bytes, file_sha256,
                    AND l.classid = 7411 AND l.objid = (id % 2147483648)::oid AND l.objsubid = 2 AND l.granted)
             THEN 'interrupted' ELSE status END,
        started_at, finished_at, progress, records, skipped, posted, notices, duplicates, conflicts, quarantined,
-       settled, errors, warnings
+       settled, already_quarantined, dismissed, released, errors, warnings
   FROM runs`
 
 func scanRun(row pgx.CollectableRow) (Run, error) {
 	var r Run
 	err := row.Scan(&r.ID, &r.Kind, &r.Format, &r.Source, &r.FileName, &r.FileBytes, &r.FileSHA256,
 		&r.Status, &r.StartedAt, &r.FinishedAt, &r.Progress, &r.Records, &r.Skipped,
-		&r.Posted, &r.Notices, &r.Duplicates, &r.Conflicts, &r.Quarantined, &r.Settled, &r.Errors, &r.Warnings)
+		&r.Posted, &r.Notices, &r.Duplicates, &r.Conflicts, &r.Quarantined, &r.Settled,
+		&r.AlreadyQuarantined, &r.Dismissed, &r.Released, &r.Errors, &r.Warnings)
 	return r, err
 }
 
