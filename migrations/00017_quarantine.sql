@@ -162,30 +162,30 @@ CREATE FUNCTION clearing_quarantine_release(tenant text, key text, reason text)
 RETURNS TABLE (run_id bigint, record_key text, digest bytea, outcome text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
-    run bigint;
-    posted bigint := 0;
-    n bigint;
-    src text;
+    v_run bigint;
+    v_posted bigint := 0;
+    v_n bigint;
+    v_source text;
 BEGIN
     PERFORM clearing_check_quarantine_decider(reason);
-    SELECT min(q.source) INTO src FROM quarantine q
+    SELECT min(q.source) INTO v_source FROM quarantine q
      WHERE q.tenant_id = tenant AND (q.record_key = key OR q.own_key = key);
-    IF src IS NULL THEN
+    IF v_source IS NULL THEN
         RAISE EXCEPTION 'clearing: nothing is quarantined under % in tenant %', key, tenant USING ERRCODE = 'CA010';
     END IF;
     INSERT INTO runs (tenant_id, kind, format, source, file_name)
-    VALUES (tenant, 'quarantine', 'quarantine', src, 'release ' || key)
-    RETURNING runs.id INTO run;
+    VALUES (tenant, 'quarantine', 'quarantine', v_source, 'release ' || key)
+    RETURNING runs.id INTO v_run;
     FOR depth IN 1..4 LOOP
-        SELECT r.n INTO n FROM clearing_release_keys(tenant, run, ARRAY[key], depth, btrim(reason)) r(n);
-        posted := posted + coalesce(n, 0);
+        SELECT r.n INTO v_n FROM clearing_release_keys(tenant, v_run, ARRAY[key], depth, btrim(reason)) r(n);
+        v_posted := v_posted + coalesce(v_n, 0);
     END LOOP;
-    UPDATE runs r SET status = 'done', finished_at = now(), released = posted
-     WHERE r.tenant_id = tenant AND r.id = run;
+    UPDATE runs r SET status = 'done', finished_at = now(), released = v_posted
+     WHERE r.tenant_id = tenant AND r.id = v_run;
     RETURN QUERY
-    SELECT run, q.record_key::text, q.digest,
+    SELECT v_run, q.record_key::text, q.digest,
            CASE WHEN d.decision IS NULL THEN 'still_held'
-                WHEN d.run_id = run THEN d.decision
+                WHEN d.run_id = v_run THEN d.decision
                 ELSE 'already_' || d.decision END
       FROM quarantine q
       LEFT JOIN quarantine_decisions d ON d.tenant_id = tenant AND d.record_key = q.record_key AND d.digest = q.digest

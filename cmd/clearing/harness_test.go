@@ -104,7 +104,7 @@ func (c *cli) run(args ...string) result {
 // statement side.
 func applies(args []string) bool {
 	line := " " + strings.Join(args, " ") + " "
-	for _, cmd := range []string{" ingest ", " statement import ", " corrections approve "} {
+	for _, cmd := range []string{" ingest ", " statement import ", " corrections approve ", " quarantine release ", " quarantine dismiss "} {
 		if strings.Contains(line, cmd) && !strings.Contains(line, " --dry-run ") {
 			return true
 		}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/clearing-dev/clearing/formats/ach"
+	"github.com/clearing-dev/clearing/internal/ledger"
 )
 
 // heldState is the state of the held records of key: open, released or
@@ -104,6 +106,96 @@ func TestQuarantinedOrphanReturnIsReleasedByItsOriginal(t *testing.T) {
 	}
 	if after := c.snapshot("runs", "audit"); after != before {
 		t.Fatalf("the orphan's file after its release changed the ledger:\n%s", diffLines(before, after))
+	}
+	c.must(0, "ledger", "verify")
+}
+
+// A dismissal is the database login's, final, and only an approver's: a
+// reader, an ingest login and the schema's owner are refused, and no
+// clearing role writes the decisions itself. Once dismissed, the orphan's
+// file no longer needs a person.
+func TestDismissedQuarantineNoLongerNeedsAPerson(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	stranger := liveOnly(entries(72, 5))[0]
+	stranger.CompanyID = "7272727272"
+	ret := ach.ReturnOf(stranger, "R01", 1)
+	orphan := c.returnFile("orphan.ach", ret)
+	first := c.ingest(3, orphan)[0]
+	if first.Quarantined != 1 {
+		t.Fatalf("orphan return: %+v", first)
+	}
+
+	var list []ledger.Held
+	r := c.must(0, "-o", "json", "quarantine", "list", "--status", "open")
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || len(list) != 1 || list[0].Key != ret.Key() ||
+		list[0].Verdict != "orphan_return" || list[0].FirstRunID != first.RunID || list[0].AmountMinor != stranger.Amount {
+		t.Fatalf("quarantine list (%v):\n%v", err, r)
+	}
+	c.must(0, "quarantine", "show", ret.Key())
+	c.must(2, "quarantine", "list", "--status", "closed")
+	c.must(2, "quarantine", "dismiss", ret.Key())
+
+	reader := *c
+	reader.url, _ = c.loginURL("reader", "clearing_reader")
+	ing := *c
+	ing.url, _ = c.loginURL("ingest", "clearing_ingest")
+	for _, who := range []*cli{&reader, &ing, c} {
+		if r := who.must(1, "quarantine", "dismiss", ret.Key(), "--reason", "not ours"); !strings.Contains(r.stderr, "may not resolve") &&
+			!strings.Contains(r.stderr, "owner of the schema") {
+			t.Fatalf("dismissal refused without saying why:\n%v", r)
+		}
+	}
+	op := *c
+	var login string
+	op.url, login = c.loginURL("op", "clearing_approver")
+	pool := mustPool(t, op.url)
+	for _, stmt := range []string{
+		`INSERT INTO quarantine_decisions (tenant_id, record_key, digest, decision, reason) VALUES ('default', 'k', '\x00', 'dismissed', 'forged')`,
+		`UPDATE quarantine SET verdict = 'duplicate'`,
+		`DELETE FROM quarantine`,
+	} {
+		if _, err := pool.Exec(t.Context(), stmt); err == nil || !strings.Contains(err.Error(), "permission denied") {
+			t.Errorf("%s\nas clearing_approver: %v, want permission denied", stmt, err)
+		}
+	}
+	if n := c.count(`SELECT count(*) FROM quarantine_decisions WHERE tenant_id = $1`, c.tenant); n != 0 {
+		t.Fatalf("%d decisions after refused dismissals, want 0", n)
+	}
+
+	// Released by hand while its original is still missing: nothing posts.
+	postings := c.postings()
+	if r := op.must(3, "-o", "json", "quarantine", "release", ret.Key(), "--reason", "the bank says the original is there"); !strings.Contains(r.stdout, `"still_held"`) {
+		t.Fatalf("release without an original:\n%v", r)
+	}
+	if c.postings() != postings || c.heldState(ret.Key()) != "open" {
+		t.Fatalf("a release without an original posted or closed something: %s", c.heldState(ret.Key()))
+	}
+
+	if r := op.must(0, "-o", "json", "quarantine", "dismiss", ret.Key(), "--reason", "sent to us by mistake"); !strings.Contains(r.stdout, `"dismissed"`) {
+		t.Fatalf("dismiss:\n%v", r)
+	}
+	if n := c.count(`SELECT count(*) FROM quarantine_decisions WHERE tenant_id = $1 AND record_key = $2 AND decision = 'dismissed'
+	                  AND login = $3 AND reason = 'sent to us by mistake'`, c.tenant, ret.Key(), login); n != 1 {
+		t.Fatalf("the dismissal is not recorded with login %s", login)
+	}
+	if r := op.must(0, "-o", "json", "quarantine", "dismiss", ret.Key(), "--reason", "again"); !strings.Contains(r.stdout, `"already_dismissed"`) {
+		t.Fatalf("dismissing again:\n%v", r)
+	}
+	if r := op.must(0, "-o", "json", "quarantine", "release", ret.Key(), "--reason", "changed my mind"); !strings.Contains(r.stdout, `"already_dismissed"`) {
+		t.Fatalf("releasing a dismissed record:\n%v", r)
+	}
+
+	again := c.ingest(0, orphan)[0]
+	if again.Dismissed != 1 || again.AlreadyQuarantined != 0 || again.Quarantined != 0 || again.Posted != 0 {
+		t.Fatalf("orphan after its dismissal: %+v", again)
+	}
+	if n := c.count(`SELECT count(*) FROM audit_events WHERE tenant_id = $1 AND run_id = $2 AND verdict = 'quarantine_dismissed' AND NOT needs_attention`,
+		c.tenant, again.RunID); n != 1 {
+		t.Fatalf("quarantine_dismissed audit events = %d, want 1", n)
+	}
+	if c.postings() != postings {
+		t.Fatalf("a dismissed orphan posted")
 	}
 	c.must(0, "ledger", "verify")
 }

@@ -117,6 +117,7 @@ func newRootCommand(g *globalOptions) *cobra.Command {
 		newCorrectionsCommand(g),
 		newBreaksCommand(g),
 		newReturnsCommand(g),
+		newQuarantineCommand(g),
 		newConfigCommand(g),
 		newGenerateCommand(g),
 	)
