@@ -56,6 +56,8 @@ CREATE TABLE quarantine (
     link_suffix        text,
     link_parent_suffix text,
     link_depth         integer NOT NULL DEFAULT 0,
+    link_fallback      text    COLLATE "C",
+    link_fallback_prefix text  COLLATE "C",
     settle_amount      bigint,
     settle_currency    text,
     created_at         timestamptz NOT NULL DEFAULT now(),

@@ -33,10 +33,10 @@ func originsOf(stage string) string {
      WHERE ` + stage + `.link_fallback IS NOT NULL AND NOT ` + stage + `.link_by_alt
        AND p.tenant_id || '' = $1 AND p.alt_reference = ` + stage + `.link_fallback
        AND ` + carriesMoney + ` AND left(p.posting_key, length(` + stage + `.link_fallback_prefix)) = ` + stage + `.link_fallback_prefix
-       AND NOT EXISTS (SELECT 1 FROM postings q
-                        WHERE q.tenant_id || '' = $1 AND q.reference = ` + stage + `.link_reference
-                          AND ` + strings.ReplaceAll(carriesMoney, "p.", "q.") + `
-                          AND left(q.posting_key, length(` + stage + `.link_prefix)) = ` + stage + `.link_prefix)`
+       AND NOT EXISTS (SELECT 1 FROM postings by_ref
+                        WHERE by_ref.tenant_id || '' = $1 AND by_ref.reference = ` + stage + `.link_reference
+                          AND ` + strings.ReplaceAll(carriesMoney, "p.", "by_ref.") + `
+                          AND left(by_ref.posting_key, length(` + stage + `.link_prefix)) = ` + stage + `.link_prefix)`
 }
 
 // carriesMoney is the postings that carry a record's money under its key:
