@@ -105,6 +105,11 @@ type Record struct {
 	// digest: they follow from the amount and the scheme's rate.
 	SettleAmount   int64
 	SettleCurrency string
+	// SettleGroup names the payout or batch the other side settles the
+	// record in, when the file says so (a CSV mapping's settlement_group
+	// column): a settlement total that names the group settles exactly
+	// its records. Empty when unknown. It never enters the digest.
+	SettleGroup string
 	// Account is the counterparty account; its zero value means unknown.
 	Account   pii.Account
 	ValueDate time.Time // a calendar date at UTC midnight

@@ -60,6 +60,7 @@ CREATE TABLE quarantine (
     link_fallback_prefix text  COLLATE "C",
     settle_amount      bigint,
     settle_currency    text,
+    settle_group       text    COLLATE "C",
     created_at         timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (tenant_id, record_key, digest)
 );

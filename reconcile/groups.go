@@ -6,11 +6,14 @@ package reconcile
 // group of ledger items, and matches the group whose net equals it within
 // the tolerance. The groups are what the sources settle by:
 //
+//	level 0  a payout or batch the records name (a CSV mapping's settlement_group)
 //	level 1  an ACH batch: company and effective date, in the file that first posted it
 //	level 2  an ACH file: the run that first posted its entries
 //	level 3  a day: the source's items of one value date, in the currency they settle in
 //
-// A line matches a group of the lowest level at which any fits: of the
+// A line that names its group (level 0) is compared with that group alone:
+// it settles it, or differs from its net as a settlement_total_mismatch.
+// Any other line matches a group of the lowest level at which any fits: of the
 // source, in its currency, dated within the window, with the same net.
 // Exactly one must fit there, and no other line may take the same group;
 // otherwise the line is ambiguous_settlement and names what fits, a break
@@ -19,17 +22,23 @@ package reconcile
 // (checkSettlements) and is a settlement_total_mismatch when it differs.
 
 // groupMembers lists, once per group it belongs to, every ledger item that
-// a settlement total of the run could settle: those dated within the window
-// of the first and last such line. $1 tenant, $2 source, $3 from, $4 to, $5
+// a settlement total of the run could settle: those of a group they name,
+// and those dated within the window of the first and last such line. $1 tenant, $2 source, $3 from, $4 to, $5
 // the window in days.
 var groupMembers = `
 CREATE TEMP TABLE recon_members ON COMMIT DROP AS
 WITH span AS (
     SELECT min(s_date) - $5::int AS lo, max(s_date) + $5::int AS hi FROM recon_class WHERE class = 'settlement_to_check'
+), period AS MATERIALIZED (` + ledgerItems(true) + `
 ), items AS (
-    SELECT i.* FROM (` + ledgerItems(true) + `) i, span WHERE i.value_date BETWEEN span.lo AND span.hi
+    SELECT i.* FROM period i, span WHERE i.value_date BETWEEN span.lo AND span.hi
 )
-SELECT id, 1 AS level, format('ACH batch of company %s, effective %s, in run %s', split_part(key, ':', 2), value_date, run_id) AS gid,
+-- A group the records name is whole within the period, whatever its dates:
+-- a payout settles a week of sales.
+SELECT id, 0 AS level, format('group %s', s_group) AS gid, s_currency AS currency, s_amount AS amount, value_date
+  FROM period WHERE s_group IS NOT NULL
+UNION ALL
+SELECT id, 1, format('ACH batch of company %s, effective %s, in run %s', split_part(key, ':', 2), value_date, run_id) AS gid,
        s_currency AS currency, s_amount AS amount, value_date
   FROM items WHERE key LIKE 'ach:%' AND kind = 'clearing'
 UNION ALL
@@ -40,33 +49,48 @@ SELECT id, 3, format('items of %s in %s', value_date, s_currency), s_currency, s
   FROM items`
 
 // matchGroups decides every settlement total against the groups: $1 the
-// window in days, $2 the tolerance. A line that fits no group is left for
-// checkSettlements.
+// window in days, $2 the tolerance, $3 the tenant. A line that names no
+// group and fits none is left for checkSettlements.
 const matchGroups = `
-WITH groups AS (
+WITH lines AS (
+    SELECT c.s_id, c.s_amount, c.s_currency, c.s_date, sl.settle_group AS grp
+      FROM recon_class c
+      LEFT JOIN LATERAL (SELECT settle_group FROM statement_lines WHERE tenant_id || '' = $3 AND id = c.s_id LIMIT 1) sl ON true
+     WHERE c.class = 'settlement_to_check'
+), groups AS (
     SELECT level, gid, currency, max(value_date) AS d, sum(amount) AS net, count(*) AS n
       FROM recon_members GROUP BY level, gid, currency
+), named AS (
+    SELECT l.s_id, format('group %s', l.grp) AS gid, coalesce(g.net, 0) AS net,
+           abs(coalesce(g.net, 0) - l.s_amount) <= $2 AS ok
+      FROM lines l
+      LEFT JOIN groups g ON g.level = 0 AND g.gid = format('group %s', l.grp) AND g.currency = l.s_currency
+     WHERE l.grp IS NOT NULL
 ), cand AS (
-    SELECT c.s_id, g.level, g.gid, g.net, g.n
-      FROM recon_class c
-      JOIN groups g ON g.currency = c.s_currency AND abs(g.net - c.s_amount) <= $2 AND abs(g.d - c.s_date) <= $1
-     WHERE c.class = 'settlement_to_check'
+    SELECT l.s_id, g.level, g.gid, g.net, g.n
+      FROM lines l
+      JOIN groups g ON g.level > 0 AND g.currency = l.s_currency AND abs(g.net - l.s_amount) <= $2 AND abs(g.d - l.s_date) <= $1
+     WHERE l.grp IS NULL
 ), best AS (
     SELECT c.*, count(*) OVER (PARTITION BY c.s_id) AS fits
       FROM cand c
      WHERE c.level = (SELECT min(level) FROM cand b WHERE b.s_id = c.s_id)
 ), decided AS (
-    SELECT s_id, min(gid) AS gid, min(net) AS net,
-           bool_and(fits = 1) AND max(takers) = 1 AS ok,
-           string_agg(format('%s (%s items)', gid, n), '; ' ORDER BY gid) AS fitting
-      FROM (SELECT b.*, count(*) OVER (PARTITION BY b.level, b.gid) AS takers FROM best b) b
-     GROUP BY s_id
+    SELECT s_id, CASE WHEN ok THEN 'matched' ELSE 'settlement_total_mismatch' END AS class,
+           CASE WHEN ok THEN 'settles_group' ELSE 'group_total_differs' END AS reason, gid AS group_id, net AS ledger_net
+      FROM named
+    UNION ALL
+    SELECT s_id, CASE WHEN ok THEN 'matched' ELSE 'ambiguous_settlement' END,
+           CASE WHEN ok THEN 'settles_group' ELSE 'several_groups_fit' END,
+           CASE WHEN ok THEN gid ELSE fitting END, CASE WHEN ok THEN net END
+      FROM (SELECT s_id, min(gid) AS gid, min(net) AS net,
+                   bool_and(fits = 1) AND max(takers) = 1 AS ok,
+                   string_agg(format('%s (%s items)', gid, n), '; ' ORDER BY gid) AS fitting
+              FROM (SELECT b.*, count(*) OVER (PARTITION BY b.level, b.gid) AS takers FROM best b) b
+             GROUP BY s_id) d
 )
 UPDATE recon_class c
-   SET class = CASE WHEN d.ok THEN 'matched' ELSE 'ambiguous_settlement' END,
-       reason = CASE WHEN d.ok THEN 'settles_group' ELSE 'several_groups_fit' END,
-       group_id = CASE WHEN d.ok THEN d.gid ELSE d.fitting END,
-       ledger_net = CASE WHEN d.ok THEN d.net END
+   SET class = d.class, reason = d.reason, group_id = d.group_id, ledger_net = d.ledger_net
   FROM decided d
  WHERE c.s_id = d.s_id AND c.class = 'settlement_to_check'`
 

@@ -181,7 +181,7 @@ SELECT max(last_date) FILTER (WHERE side = 'statement'),
 	if settlements {
 		if err := run(ctx, tx, []step{
 			{"group ledger items", groupMembers, append(period, o.WindowDays)},
-			{"match settlement totals to groups", matchGroups, []any{o.WindowDays, o.Tolerance}},
+			{"match settlement totals to groups", matchGroups, []any{o.WindowDays, o.Tolerance, o.Tenant}},
 			{"settle the groups' items", settleMembers, nil},
 			{"check settlement totals", checkSettlements, append(period, o.Tolerance)},
 		}); err != nil {

@@ -40,7 +40,7 @@ func ledgerItems(folds bool) string {
 	}
 	return `
 SELECT p.id, coalesce(p.reference, '') AS reference, p.currency::text AS currency, p.value_date, p.kind,
-       p.refers_to, p.posting_key AS key, p.run_id,
+       p.refers_to, p.posting_key AS key, p.run_id, p.settle_group AS s_group,
        (CASE p.direction WHEN 'C' THEN p.amount_minor ELSE -p.amount_minor END) + ` + adjustment + ` AS amount,
        (` + corrected + `) AS corrected,
        -- What the other side settles the item in: its own amount, or its
@@ -296,10 +296,15 @@ SELECT $1, $2, row_number() OVER (ORDER BY c.class, c.reference, p.posting_key, 
               clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.reference, c.s_date)
          WHEN 'duplicate_in_statement' THEN format('statement lists %s again (occurrence %s) with %s on %s; the first occurrence is already accounted for, so this is a second charge',
               l.line_key, c.s_occurrence, clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.s_date)
-         WHEN 'settlement_total_mismatch' THEN format('statement shows a settlement total of %s on %s; the ledger''s postings of that day net to %s; difference %s %s',
-              clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.s_date,
+         WHEN 'settlement_total_mismatch' THEN CASE WHEN c.reason = 'group_total_differs'
+              THEN format('statement shows a settlement total of %s on %s for %s; the ledger''s items of that group net to %s; difference %s %s',
+              clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.s_date, c.group_id,
               clearing_side_text(c.ledger_net, c.s_currency, es.exponent),
               clearing_amount_text(c.ledger_net - c.s_amount, es.exponent), c.s_currency)
+              ELSE format('statement shows a settlement total of %s on %s; the ledger''s postings of that day net to %s; difference %s %s',
+              clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.s_date,
+              clearing_side_text(c.ledger_net, c.s_currency, es.exponent),
+              clearing_amount_text(c.ledger_net - c.s_amount, es.exponent), c.s_currency) END
          WHEN 'settled' THEN format('ledger posted %s for reference %s on %s (%s); the statement settles it in the total of %s on %s (line %s), which nets %s',
               clearing_side_text(c.l_amount, c.l_currency, el.exponent), c.reference, c.l_date, p.posting_key,
               clearing_side_text(CASE sl.direction WHEN 'C' THEN sl.amount_minor ELSE -sl.amount_minor END, sl.currency, eg.exponent),

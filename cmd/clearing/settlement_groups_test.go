@@ -138,3 +138,51 @@ SELECT count(*) FROM reconciliation_totals t
                                                WHERE k.tenant_id = t.tenant_id AND k.run_id = t.run_id AND k.currency = t.currency)`,
 		c.tenant, run)
 }
+
+// A PSP's payouts: the ledger's rows and the statement's payout lines name
+// the payout they belong to. A payout line settles its rows when they net to
+// it; one that differs is one break with the difference, whatever the day.
+func TestPayoutLinesSettleTheRowsOfTheirPayout(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	ledgerMap := c.file("sales.toml", []byte(`source = "psp"
+key = ["id"]
+amount = "amount"
+amount_unit = "major"
+currency_fixed = "EUR"
+value_date = "date"
+settlement_group = "payout"
+`))
+	sales := "id,amount,date,payout\n" +
+		"s1,10.00,2026-11-25,P1\ns2,5.50,2026-11-26,P1\ns3,-2.00,2026-11-27,P1\n" +
+		"s4,20.00,2026-11-27,P2\ns5,1.25,2026-11-28,P2\n"
+	c.ingest(0, "--format", "csv", "--map", ledgerMap, c.file("sales.csv", []byte(sales)))
+	stmtMap := c.file("payouts.toml", []byte(`source = "psp"
+key = ["payout"]
+reference = "payout"
+amount = "amount"
+amount_unit = "major"
+currency_fixed = "EUR"
+value_date = "date"
+type_column = "type"
+settlement_values = ["payout"]
+settlement_group = "payout"
+`))
+	// P1 nets to 13.50; P2 to 21.25, but the PSP paid 21.00.
+	payouts := "payout,amount,date,type\nP1,13.50,2026-11-30,payout\nP2,21.00,2026-11-30,payout\n"
+	c.must(0, "statement", "import", "--source", "psp", "--format", "csv", "--map", stmtMap, c.file("payouts.csv", []byte(payouts)))
+	c.must(3, "reconcile", "--source", "psp", "--from", "2026-11-25", "--to", "2026-11-30")
+	run := c.count(`SELECT max(id) FROM reconciliations WHERE tenant_id = $1`, c.tenant)
+	if n := c.count(`SELECT count(*) FROM discrepancies WHERE tenant_id = $1 AND run_id = $2 AND class = 'settled'
+	                    AND explanation LIKE '%group P1%'`, c.tenant, run); n != 3 {
+		t.Fatalf("%d rows settled by payout P1, want 3", n)
+	}
+	if n := c.count(`SELECT count(*) FROM discrepancies WHERE tenant_id = $1 AND run_id = $2 AND is_break
+	                    AND class = 'settlement_total_mismatch' AND reason = 'group_total_differs'
+	                    AND ledger_net - statement_amount = 25 AND explanation LIKE '%group P2%'`, c.tenant, run); n != 1 {
+		t.Fatalf("want payout P2 to differ from its rows by 0.25 EUR")
+	}
+	if n := unexplained(c, run); n != 0 {
+		t.Fatalf("%d currencies leave an unexplained remainder", n)
+	}
+}

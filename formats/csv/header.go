@@ -23,7 +23,7 @@ type plan struct {
 	key                                        []int
 	reference                                  int // -1: the key values
 	amount, debit, credit, direction, currency int // -1: not used
-	valueDate, typeColumn                      int
+	valueDate, typeColumn, group               int
 	account                                    []int
 	skips                                      []skipAt
 	amountFormat                               amountFormat
@@ -174,6 +174,7 @@ func newPlan(m *Mapping, labels []string, index map[string]int) *plan {
 	}
 	p.reference, p.amount, p.debit, p.credit = col(m.Reference), col(m.Amount), col(m.Debit), col(m.Credit)
 	p.direction, p.currency, p.valueDate, p.typeColumn = col(m.Direction), col(m.Currency), col(m.ValueDate), col(m.TypeColumn)
+	p.group = col(m.SettlementGroup)
 	if m.SkipColumn != "" {
 		p.skips = append(p.skips, skipAt{col(m.SkipColumn), valueSet(m.SkipValues)})
 	}

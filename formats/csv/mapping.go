@@ -91,6 +91,11 @@ type Mapping struct {
 	FeeValues        []string `toml:"fee_values"`
 	ReturnValues     []string `toml:"return_values"`
 	SettlementValues []string `toml:"settlement_values"`
+	// SettlementGroup is the column that names the payout or batch a row
+	// is settled in. Reconciliation matches a settlement total that names a
+	// group (the other side's file mapped the same way) with the net of
+	// the ledger items of that group.
+	SettlementGroup string `toml:"settlement_group"`
 }
 
 // SkipRule drops every row whose Column holds one of Values (compared after

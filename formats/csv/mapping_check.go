@@ -80,6 +80,7 @@ func (m *Mapping) refs() ([]colRef, []string) {
 		add(fmt.Sprintf("skip[%d].column", i+1), orPlaceholder(s.Column))
 	}
 	add("type_column", m.TypeColumn)
+	add("settlement_group", m.SettlementGroup)
 	return out, problems
 }
 

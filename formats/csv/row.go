@@ -53,12 +53,20 @@ func (rd *Reader) convert(rw row) (formats.Record, int, error) {
 	if rec.LineType, err = p.lineTypeOf(f); err != nil {
 		return rec, p.typeColumn, err
 	}
+	if p.group >= 0 {
+		if rec.SettleGroup = strings.TrimSpace(f[p.group]); len(rec.SettleGroup) > maxGroupBytes {
+			return rec, p.group, fmt.Errorf("the settlement group is longer than %d bytes", maxGroupBytes)
+		}
+	}
 	rec.Detail = p.detail(f, &rec)
 	if rec.Amount == 0 {
 		rec.Kind = formats.Notice
 	}
 	return rec, -1, nil
 }
+
+// maxGroupBytes bounds a settlement group id, which reconciliation keeps.
+const maxGroupBytes = 140
 
 // currencyOf looks a currency code up, remembering the codes it has found:
 // the ISO 4217 lookup formats a string on every call, which was a tenth of

@@ -206,18 +206,18 @@ func audit(ctx context.Context, tx pgx.Tx, r db.Routine, b *Batch, lo, hi int64,
 const insertClearing = `
 WITH cand AS (
     SELECT DISTINCT ON (own_key) own_key, reference, alt_reference, value_date, amount_minor, currency,
-           direction, account, account_last4, digest, seq, line, detail, line_type, settle_amount, settle_currency
+           direction, account, account_last4, digest, seq, line, detail, line_type, settle_amount, settle_currency, settle_group
       FROM record_stage
      WHERE seq BETWEEN $3 AND $4 AND kind = 'clearing' AND outcome IS NULL
      ORDER BY own_key, seq
 ), ins AS (
     INSERT INTO postings (tenant_id, posting_key, kind, source, reference, alt_reference, value_date,
                           amount_minor, currency, direction, account, account_last4, digest,
-                          run_id, record_no, line, detail, settle_amount, settle_currency)
+                          run_id, record_no, line, detail, settle_amount, settle_currency, settle_group)
     SELECT $1, own_key, 'clearing', $5, reference, alt_reference, value_date,
            amount_minor, currency, direction,
            coalesce(nullif(account, ''), CASE line_type WHEN 'fee' THEN 'fees:' ELSE 'counterparty:' END || $5),
-           account_last4, digest, $2, seq, line, detail, settle_amount, settle_currency
+           account_last4, digest, $2, seq, line, detail, settle_amount, settle_currency, settle_group
       FROM cand
      ORDER BY own_key
     ON CONFLICT (tenant_id, posting_key) DO NOTHING

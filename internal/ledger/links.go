@@ -127,11 +127,11 @@ WITH cand AS (` + cand + `
 ), ins AS (
     INSERT INTO postings (tenant_id, posting_key, kind, source, reference, alt_reference, value_date,
                           amount_minor, currency, direction, account, account_last4, digest, refers_to,
-                          run_id, record_no, line, detail, settle_amount, settle_currency)
+                          run_id, record_no, line, detail, settle_amount, settle_currency, settle_group)
     SELECT $1, posting_key, kind, source, reference, alt_reference, value_date,
            amount_minor, currency, CASE parent_direction WHEN 'C' THEN 'D' ELSE 'C' END,
            coalesce(nullif(account, ''), parent_account), account_last4, digest, parent_id,
-           run_id, seq, line, detail, settle_amount, settle_currency
+           run_id, seq, line, detail, settle_amount, settle_currency, settle_group
       FROM cand
      ORDER BY posting_key
     ON CONFLICT (tenant_id, posting_key) DO NOTHING

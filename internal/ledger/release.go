@@ -55,11 +55,11 @@ WITH ins AS (
     INSERT INTO quarantine (tenant_id, record_key, digest, verdict, kind, source, own_key, first_run_id, first_event_id,
                             record_no, line, reference, alt_reference, amount_minor, currency, direction, account,
                             account_last4, value_date, detail, link_reference, link_by_alt, link_prefix, link_suffix,
-                            link_parent_suffix, link_depth, link_fallback, link_fallback_prefix, settle_amount, settle_currency)
+                            link_parent_suffix, link_depth, link_fallback, link_fallback_prefix, settle_amount, settle_currency, settle_group)
     SELECT DISTINCT ON (e.record_key, e.digest) $1, e.record_key, e.digest, e.verdict, e.kind, r.source, e.own_key, $2, e.id,
            e.record_no, e.line, e.reference, s.alt_reference, e.amount_minor, e.currency, e.direction, e.account,
            e.account_last4, e.value_date, e.detail, e.link_reference, s.link_by_alt, e.link_prefix, e.link_suffix,
-           s.link_parent_suffix, s.link_depth, s.link_fallback, s.link_fallback_prefix, s.settle_amount, s.settle_currency
+           s.link_parent_suffix, s.link_depth, s.link_fallback, s.link_fallback_prefix, s.settle_amount, s.settle_currency, s.settle_group
       FROM audit_events e
       JOIN record_stage s ON s.seq = e.record_no AND s.seq BETWEEN $3 AND $4
      CROSS JOIN (SELECT source FROM runs WHERE tenant_id = $1 AND id = $2) r

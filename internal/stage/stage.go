@@ -48,6 +48,7 @@ CREATE TEMP TABLE IF NOT EXISTS record_stage (
     line           bigint  NOT NULL,
     settle_amount  bigint,
     settle_currency text,
+    settle_group   text    COLLATE "C",
     link_fallback  text    COLLATE "C",
     link_fallback_prefix text COLLATE "C",
     -- Filled while applying a chunk: the original a return or reversal
@@ -79,7 +80,7 @@ var stageColumns = []string{
 	"seq", "kind", "own_key", "posting_key", "detail", "reference", "alt_reference",
 	"amount_minor", "currency", "direction", "account", "account_last4", "value_date",
 	"digest", "link_reference", "link_by_alt", "link_prefix", "link_suffix", "link_depth", "link_parent_suffix", "is_repeat", "line_type", "line",
-	"settle_amount", "settle_currency", "link_fallback", "link_fallback_prefix",
+	"settle_amount", "settle_currency", "settle_group", "link_fallback", "link_fallback_prefix",
 }
 
 // Stage holds one file's records on one connection while they are applied.
@@ -261,7 +262,7 @@ func stageRow(seq int64, rec *formats.Record) []any {
 		seq, string(rec.Kind), rec.Key, postingKey, rec.Detail, nullable(rec.Reference), nullable(rec.AltReference),
 		rec.Amount, rec.Currency, string(rec.Direction), rec.Account.ID, rec.Account.Last4, rec.ValueDate,
 		digest[:], linkRef, linkByAlt, linkPrefix, linkSuffix, depth, parentSuffix, rec.Repeat, lineType(rec), rec.Line,
-		settleAmount, settleCurrency, fallback, fallbackPrefix,
+		settleAmount, settleCurrency, nullable(rec.SettleGroup), fallback, fallbackPrefix,
 	}
 }
 

@@ -84,10 +84,10 @@ WITH numbered AS (
 ), ins AS (
     INSERT INTO statement_lines (tenant_id, source, line_key, occurrence, reference, alt_reference, amount_minor,
                                  currency, direction, value_date, line_type, account, account_last4, digest,
-                                 run_id, record_no, line, detail)
+                                 run_id, record_no, line, detail, settle_group)
     SELECT $1, $2, own_key, occurrence, coalesce(reference, ''), coalesce(alt_reference, ''), amount_minor,
            currency, CASE WHEN $4 THEN (CASE direction WHEN 'C' THEN 'D' ELSE 'C' END) ELSE direction END,
-           value_date, line_type, account, account_last4, digest, $3, seq, line, detail
+           value_date, line_type, account, account_last4, digest, $3, seq, line, detail, settle_group
       FROM numbered
      ORDER BY own_key, occurrence
     ON CONFLICT (tenant_id, source, line_key, occurrence) DO NOTHING
