@@ -49,6 +49,8 @@ type loaded struct {
 	PositionalKeys bool
 	// Warnings are what the reader found wrong that no money depends on.
 	Warnings []string
+	// Balances are the statements' balance checks (see registry.Opened).
+	Balances []formats.StatementBalance
 }
 
 // load parses the whole file at path into a new stage on conn. Any bad
@@ -107,6 +109,14 @@ func load(ctx context.Context, conn *pgx.Conn, path string, maxBytes int64, ro r
 	}
 	if opened.Warnings != nil {
 		l.Warnings = opened.Warnings()
+	}
+	if opened.Skipped != nil {
+		n := opened.Skipped()
+		l.Records += n
+		l.Skipped += n
+	}
+	if opened.Balances != nil {
+		l.Balances = opened.Balances()
 	}
 	if l.SHA256, err = in.Finish(); err != nil {
 		// The file changed while it was read: there is no one checksum.

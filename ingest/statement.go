@@ -109,8 +109,14 @@ func Statement(ctx context.Context, pool *pgxpool.Pool, path string, o Statement
 				return err
 			}
 			var err error
-			c, err = statement.Import(ctx, tx, st.Stage, statement.Batch{Tenant: o.Tenant, Source: o.Source, RunID: run.ID, Holder: holder})
+			batch := statement.Batch{Tenant: o.Tenant, Source: o.Source, RunID: run.ID, Holder: holder}
+			c, err = statement.Import(ctx, tx, st.Stage, batch)
 			if err != nil {
+				return err
+			}
+			// The statements' balance checks go with their lines, so that
+			// reconciliation can report a statement that does not add up.
+			if _, err := statement.Balances(ctx, tx, batch, st.Format, st.Balances); err != nil {
 				return err
 			}
 			if err := failpoint.Hit(failpoint.StatementImported); err != nil {

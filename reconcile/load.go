@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -72,9 +73,10 @@ SELECT source, period_from, period_to, window_days, tolerance_minor, statement_l
 	return r, nil
 }
 
-// addOutsideTotals sums, per currency, the settlement-total breaks that
-// neither side's total holds, from the discrepancies themselves, so that the
-// bridge shows the same differences as the break list and the chart.
+// addOutsideTotals sums, per currency and class, the breaks that neither
+// side's total holds (settlement totals, statements that do not add up),
+// from the discrepancies themselves, so that the bridge shows the same
+// differences as the break list and the chart.
 func addOutsideTotals(r *report.Report) {
 	at := make(map[string]int, len(r.Bridge))
 	for i := range r.Bridge {
@@ -83,7 +85,7 @@ func addOutsideTotals(r *report.Report) {
 	}
 	for i := range r.Discrepancies {
 		d := &r.Discrepancies[i]
-		if d.Class != report.ClassSettlementTotalMismatch {
+		if !report.OutsideTotals(d.Class) {
 			continue
 		}
 		bi, ok := at[d.Currency]
@@ -96,12 +98,18 @@ func addOutsideTotals(r *report.Report) {
 			at[d.Currency] = bi
 		}
 		b := &r.Bridge[bi]
-		if len(b.OutsideTotals) == 0 {
+		oi := slices.IndexFunc(b.OutsideTotals, func(o report.ClassTotal) bool { return o.Class == d.Class })
+		if oi < 0 {
 			b.OutsideTotals = append(b.OutsideTotals, report.ClassTotal{Class: d.Class})
+			oi = len(b.OutsideTotals) - 1
 		}
-		o := &b.OutsideTotals[0]
+		o := &b.OutsideTotals[oi]
 		o.Amount = o.Amount.Add(money.TotalOf(d.Difference))
 		o.Count++
+	}
+	for i := range r.Bridge {
+		o := r.Bridge[i].OutsideTotals
+		sort.Slice(o, func(a, b int) bool { return classRank(o[a].Class) < classRank(o[b].Class) })
 	}
 	sort.Slice(r.Bridge, func(i, j int) bool { return r.Bridge[i].Currency < r.Bridge[j].Currency })
 }
@@ -148,7 +156,7 @@ SELECT currency, class, ledger_items, statement_lines, ledger_amount, statement_
 		// its real differences are shown beside the bridge, summed from
 		// the discrepancies (addOutsideTotals). Were a non-zero amount
 		// ever stored, leaving it out would show as unexplained.
-		if class != report.ClassSettlementTotalMismatch {
+		if !report.OutsideTotals(class) {
 			b.Differences = append(b.Differences, report.ClassTotal{Class: class, Amount: la.Sub(sa), Count: li + sl})
 		}
 		c, ok := counts[class]
@@ -193,6 +201,7 @@ SELECT d.class, d.reason, d.is_break, d.explanation, d.reference, coalesce(d.cor
        d.ledger_amount, coalesce(d.ledger_currency, ''), d.ledger_date,
        d.line_key, coalesce(d.line_type, ''), coalesce(sr.file_name, ''), coalesce(d.statement_line, 0),
        d.statement_amount, coalesce(d.statement_currency, ''), d.statement_date, d.ledger_net,
+       d.statement_difference,
        coalesce(b.status = 'acknowledged', false), coalesce(to_char(b.first_seen, 'YYYY-MM-DD'), ''),
        coalesce(current_date - b.first_seen::date, 0)
   FROM discrepancies d
@@ -213,10 +222,10 @@ SELECT d.class, d.reason, d.is_break, d.explanation, d.reference, coalesce(d.cor
 		var lAmt, sAmt *int64
 		var lDate, sDate *time.Time
 		var l, s report.Side
-		var net *money.Total
+		var net, unbalanced *money.Total
 		err := row.Scan(&d.Class, &d.Reason, &d.Break, &d.Explanation, &d.Reference, &d.CorrectionKey,
 			&lKey, &l.Kind, &l.File, &l.Line, &lAmt, &l.Currency, &lDate,
-			&sKey, &s.Kind, &s.File, &s.Line, &sAmt, &s.Currency, &sDate, &net,
+			&sKey, &s.Kind, &s.File, &s.Line, &sAmt, &s.Currency, &sDate, &net, &unbalanced,
 			&d.Acknowledged, &d.FirstSeen, &d.AgeDays)
 		if err != nil {
 			return d, err
@@ -252,6 +261,18 @@ SELECT d.class, d.reason, d.is_break, d.explanation, d.reference, coalesce(d.cor
 				if !ok {
 					return d, fmt.Errorf("settlement total %s differs from the ledger's net by %s minor units, beyond what a discrepancy holds",
 						d.Statement.Key, net.Sub(money.TotalOf(d.Statement.Amount)))
+				}
+				d.Difference = diff
+			}
+		case report.ClassStatementUnbalanced:
+			// The statement side is the closing balance, not an item: the
+			// difference is what it states beyond the opening balance plus
+			// the booked entries.
+			d.Difference = 0
+			if unbalanced != nil {
+				diff, ok := unbalanced.Int64()
+				if !ok {
+					return d, fmt.Errorf("statement %s is unbalanced by %s minor units, beyond what a discrepancy holds", d.Reference, unbalanced)
 				}
 				d.Difference = diff
 			}

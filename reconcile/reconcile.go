@@ -188,12 +188,13 @@ SELECT max(last_date) FILTER (WHERE side = 'statement'),
 			return 0, err
 		}
 	}
-	if err := loadExponents(ctx, tx); err != nil {
+	if err := loadExponents(ctx, tx, period); err != nil {
 		return 0, err
 	}
 	steps := []step{
 		{"store classes", storeClasses, []any{o.Tenant, runID}},
 		{"store discrepancies", storeDiscrepancies, []any{o.Tenant, runID, o.WindowDays, last, propose}},
+		{"report unbalanced statements", storeUnbalanced, []any{o.Tenant, runID, o.Source, o.From, o.To}},
 	}
 	if propose {
 		steps = append(steps, step{"track breaks", trackBreaks, []any{o.Tenant, runID, o.Source, o.From, o.To}})
@@ -383,11 +384,14 @@ UPDATE reconciliations
 }
 
 // loadExponents gives the explanation SQL each currency's exponent, so
-// that amounts read "99.50 USD", exactly.
-func loadExponents(ctx context.Context, tx pgx.Tx) error {
+// that amounts read "99.50 USD", exactly: the currencies of what did not
+// match, and of the period's statements that do not add up.
+func loadExponents(ctx context.Context, tx pgx.Tx, period []any) error {
 	rows, err := tx.Query(ctx, `
 SELECT l_currency FROM recon_class WHERE l_currency IS NOT NULL
-UNION SELECT s_currency FROM recon_class WHERE s_currency IS NOT NULL`)
+UNION SELECT s_currency FROM recon_class WHERE s_currency IS NOT NULL
+UNION SELECT currency::text FROM statement_balances
+       WHERE tenant_id = $1 AND source = $2 AND closing_date BETWEEN $3 AND $4 AND difference_minor <> 0`, period...)
 	if err != nil {
 		return fmt.Errorf("reconcile: currencies: %w", err)
 	}

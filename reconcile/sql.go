@@ -350,3 +350,31 @@ SELECT $1, $2, row_number() OVER (ORDER BY c.class, c.reference, p.posting_key, 
   LEFT JOIN recon_exponent es ON es.currency = c.s_currency
   LEFT JOIN recon_exponent eg ON eg.currency = sl.currency
  WHERE c.class <> 'matched'`
+
+// storeUnbalanced reports each statement of the source whose closing
+// balance falls in the period and whose opening balance plus booked entries
+// is not its closing balance: a statement_unbalanced break, after the
+// run's other discrepancies. It names no ledger item and no line, so it is
+// in neither total: its difference (the closing balance minus what the
+// opening balance and the entries make, from the account holder's side) is
+// shown beside the bridge, and the statement side of its evidence is the
+// closing balance. No correction is proposed: a person asks the bank.
+// $1 tenant, $2 run, $3 source, $4 and $5 the period.
+const storeUnbalanced = `
+INSERT INTO discrepancies (tenant_id, run_id, seq, class, reason, is_break, explanation, reference,
+                           line_key, line_type, statement_amount, statement_currency, statement_date,
+                           statement_run_id, statement_line, statement_difference)
+SELECT $1, $2, coalesce((SELECT max(seq) FROM discrepancies WHERE tenant_id = $1 AND run_id = $2), 0)
+               + row_number() OVER (ORDER BY b.balance_key),
+       'statement_unbalanced', 'balances_do_not_add_up', true,
+       format('statement %s opens at %s on %s and books %s of credits and %s of debits, which make %s; it states a closing balance of %s on %s; difference %s %s',
+              b.statement_id, clearing_side_text(b.opening_minor, b.currency, e.exponent), coalesce(b.opening_date::text, '(no date)'),
+              clearing_amount_text(b.credits_minor, e.exponent), clearing_amount_text(b.debits_minor, e.exponent),
+              clearing_side_text(b.opening_minor::numeric + b.credits_minor - b.debits_minor, b.currency, e.exponent),
+              clearing_side_text(b.closing_minor, b.currency, e.exponent), b.closing_date,
+              clearing_amount_text(b.difference_minor, e.exponent), b.currency),
+       b.statement_id, b.balance_key, 'statement_balance', b.closing_minor, b.currency, b.closing_date,
+       b.run_id, b.line, b.difference_minor
+  FROM statement_balances b
+  JOIN recon_exponent e ON e.currency = b.currency
+ WHERE b.tenant_id = $1 AND b.source = $3 AND b.closing_date BETWEEN $4 AND $5 AND b.difference_minor <> 0`

@@ -93,3 +93,32 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// Checks returns the statement's balance checks, one per currency whose
+// opening (OPBD, else PRCD) and closing (CLBD) balances were both given.
+func (s Statement) Checks() []formats.StatementBalance {
+	var out []formats.StatementBalance
+	for _, t := range s.Totals {
+		if !t.Checked {
+			continue
+		}
+		open, ok := s.balance("OPBD", t.Currency)
+		if !ok {
+			open, _ = s.balance("PRCD", t.Currency)
+		}
+		closing, _ := s.balance("CLBD", t.Currency)
+		out = append(out, formats.StatementBalance{Statement: s.ID, Account: s.Account, Currency: t.Currency,
+			Opening: open.Amount, Closing: closing.Amount, OpeningDate: open.Date, ClosingDate: closing.Date,
+			Entries: t.Entries, Credits: t.Credits, Debits: t.Debits, Line: s.Line})
+	}
+	return out
+}
+
+func (s Statement) balance(code, cur string) (Balance, bool) {
+	for _, b := range s.Balances {
+		if b.Code == code && b.Currency == cur {
+			return b, true
+		}
+	}
+	return Balance{}, false
+}

@@ -63,3 +63,19 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// Check returns the message's balance check, and false for a message
+// without both an opening (:60F:/:60M:) and a closing (:62F:/:62M:)
+// balance, such as an MT942.
+func (s Statement) Check() (formats.StatementBalance, bool) {
+	if !s.HasBalances {
+		return formats.StatementBalance{}, false
+	}
+	id := s.Reference
+	if s.Number != "" {
+		id += "/" + s.Number
+	}
+	return formats.StatementBalance{Statement: id, Account: s.Account, Currency: s.Currency,
+		Opening: s.Opening, Closing: s.Closing, OpeningDate: s.OpeningDate, ClosingDate: s.ClosingDate,
+		Entries: s.Entries, Credits: s.Credits, Debits: s.Debits, Line: s.Line}, true
+}

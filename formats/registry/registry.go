@@ -93,6 +93,14 @@ type Opened struct {
 	// no key, amount or date depends on (DESIGN principle 10), one
 	// sentence each; nil for a format that never warns.
 	Warnings func() []string
+	// Skipped, once the reader is done, counts the entries it read and
+	// left out because they are no statement line (camt entries that are
+	// pending or information only); nil for a format that skips none.
+	Skipped func() int64
+	// Balances, once the reader is done, lists each statement's balance
+	// check, per currency, for the statements that state an opening and a
+	// closing balance; nil for a format without balances.
+	Balances func() []formats.StatementBalance
 }
 
 // Open builds the reader for the file at path.
@@ -138,11 +146,19 @@ func Open(in Input, path string, o Options) (Opened, error) {
 		}
 		return Opened{Reader: r, Format: IPM, Source: IPM, Warnings: r.Warnings}, nil
 	case CAMT:
-		r := camt.NewReader(in, camt.Options{Hasher: o.Hasher})
-		return Opened{Reader: r, Format: CAMT, Source: CAMT, Warnings: func() []string { return texts(r.Warnings()) }}, nil
+		var bs []formats.StatementBalance
+		r := camt.NewReader(in, camt.Options{Hasher: o.Hasher, OnStatement: func(s camt.Statement) { bs = append(bs, s.Checks()...) }})
+		return Opened{Reader: r, Format: CAMT, Source: CAMT, Warnings: func() []string { return texts(r.Warnings()) },
+			Skipped: r.Skipped, Balances: func() []formats.StatementBalance { return bs }}, nil
 	case MT940:
-		r := mt940.NewReader(in, mt940.Options{Hasher: o.Hasher})
-		return Opened{Reader: r, Format: MT940, Source: MT940, Warnings: func() []string { return texts(r.Warnings()) }}, nil
+		var bs []formats.StatementBalance
+		r := mt940.NewReader(in, mt940.Options{Hasher: o.Hasher, OnStatement: func(s mt940.Statement) {
+			if b, ok := s.Check(); ok {
+				bs = append(bs, b)
+			}
+		}})
+		return Opened{Reader: r, Format: MT940, Source: MT940, Warnings: func() []string { return texts(r.Warnings()) },
+			Balances: func() []formats.StatementBalance { return bs }}, nil
 	}
 	return Opened{}, fmt.Errorf("%w %q", ErrUnknownFormat, format)
 }

@@ -14,6 +14,7 @@ const (
 	ClassSettlementTotalMismatch = "settlement_total_mismatch"
 	ClassAmbiguousSettlement     = "ambiguous_settlement"
 	ClassSettled                 = "settled"
+	ClassStatementUnbalanced     = "statement_unbalanced"
 	ClassInTransit               = "in_transit"
 	ClassReturned                = "returned"
 	ClassCorrected               = "corrected"
@@ -43,6 +44,7 @@ var classTable = []Class{
 	{ClassUnbookedFee, "a fee or charge on the statement that the ledger has not booked", true},
 	{ClassSettlementTotalMismatch, "a settlement total on the statement differs from the ledger items it settles", true},
 	{ClassAmbiguousSettlement, "a settlement total that more than one group of ledger items (batch, file, day) nets to", true},
+	{ClassStatementUnbalanced, "a bank statement's opening balance plus its booked entries is not its closing balance", true},
 	{ClassInTransit, "ledger posting dated after the statement's last date: timing, not a break", false},
 	{ClassReturned, "explained by a posted return or reversal", false},
 	{ClassSettled, "settled by a settlement total on the statement: its batch, file or day nets to the total", false},

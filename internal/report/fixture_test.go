@@ -131,7 +131,7 @@ func build(runID int64, ds []Discrepancy, ledgerTotals, unexplained map[string]i
 				t.Count += matched
 			}
 			switch {
-			case t.Count > 0 && outsideTotals(c.Code):
+			case t.Count > 0 && OutsideTotals(c.Code):
 				b.OutsideTotals = append(b.OutsideTotals, t)
 			case t.Count > 0:
 				b.Differences = append(b.Differences, t)

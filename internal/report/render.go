@@ -282,7 +282,8 @@ func outsideLines(b *Bridge) []ClassTotal {
 
 // outsideNote says what the lines outside the totals are, where they are
 // shown.
-const outsideNote = "Outside the totals: a settlement total summarises lines the statement also lists one by one, " +
+const outsideNote = "Outside the totals: a statement whose balances do not add up shows its closing balance minus its opening balance " +
+	"plus its booked entries, which is account state, not an item; a settlement total summarises lines the statement also lists one by one, " +
 	"so its difference (the ledger's net of its day minus the total) is in neither total nor in the sum above."
 
 // period shows the compared dates.

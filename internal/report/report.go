@@ -68,9 +68,11 @@ type Bridge struct {
 	Unexplained    money.Total  `json:"unexplained"`
 	// OutsideTotals are the breaks whose amounts neither total holds:
 	// settlement totals, which summarise lines that the statement also
-	// lists one by one. Each line is the sum of its class's differences in
-	// this currency; they are shown beside the bridge and are not part of
-	// its sum (docs/decisions/settlement-totals-beside-the-bridge.md).
+	// lists one by one, and statements whose balances do not add up, which
+	// are account state, not items. Each line is the sum of its class's
+	// differences in this currency; they are shown beside the bridge and
+	// are not part of its sum
+	// (docs/decisions/settlement-totals-beside-the-bridge.md).
 	OutsideTotals []ClassTotal `json:"outside_totals"`
 }
 
@@ -102,10 +104,10 @@ func (r *Report) OneSided() bool {
 	return r.EmptySide == EmptyLedger || r.EmptySide == EmptyStatement
 }
 
-// outsideTotals reports whether a class's amounts are left out of both
+// OutsideTotals reports whether a class's amounts are left out of both
 // side totals, and so shown beside the bridge rather than in it.
-func outsideTotals(class string) bool {
-	return class == ClassSettlementTotalMismatch
+func OutsideTotals(class string) bool {
+	return class == ClassSettlementTotalMismatch || class == ClassStatementUnbalanced
 }
 
 // ClassTotal is the sum of one class's differences in one currency.
@@ -118,7 +120,9 @@ type ClassTotal struct {
 // Discrepancy is one break (or one explained difference) with the evidence
 // from both sides. Difference is ledger minus statement, in signed minor
 // units of Currency; for a settlement total it is the ledger's net of the
-// total's day minus the total, and for a currency mismatch it is 0.
+// total's day minus the total, for a statement that does not add up it is
+// its closing balance minus its opening balance plus its booked entries
+// (from the account holder's side), and for a currency mismatch it is 0.
 type Discrepancy struct {
 	Class         string `json:"class"`
 	Reason        string `json:"reason"`

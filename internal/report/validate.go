@@ -16,7 +16,8 @@ import (
 //   - no currency is bridged twice;
 //   - in each bridge, LedgerTotal - StatementTotal equals the sum of the
 //     Differences plus Unexplained, exactly (Totals do not overflow);
-//   - a class whose amounts no total holds (settlement totals) is in
+//   - a class whose amounts no total holds (settlement totals, unbalanced
+//     statements) is in
 //     OutsideTotals, never in Differences, and each of its lines is the sum
 //     and count of that class's discrepancies in the bridge's currency, so
 //     that the bridge, the chart and the break list tell one story;
@@ -65,7 +66,7 @@ func checkOutside(r *Report) error {
 	sums := map[cell]ClassTotal{}
 	for i := range r.Discrepancies {
 		d := &r.Discrepancies[i]
-		if !outsideTotals(d.Class) {
+		if !OutsideTotals(d.Class) {
 			continue
 		}
 		k := cell{d.Currency, d.Class}
@@ -112,7 +113,7 @@ func checkBridge(b *Bridge) error {
 		if seen[d.Class] {
 			return fmt.Errorf("%w: class %q appears twice", ErrInvalid, d.Class)
 		}
-		if outsideTotals(d.Class) {
+		if OutsideTotals(d.Class) {
 			return fmt.Errorf("%w: class %q is in neither total; it belongs in outside_totals", ErrInvalid, d.Class)
 		}
 		seen[d.Class] = true
@@ -123,7 +124,7 @@ func checkBridge(b *Bridge) error {
 		if err := checkKnown(o.Class); err != nil {
 			return err
 		}
-		if !outsideTotals(o.Class) {
+		if !OutsideTotals(o.Class) {
 			return fmt.Errorf("%w: class %q is in the totals; it belongs in differences", ErrInvalid, o.Class)
 		}
 		if outside[o.Class] {
