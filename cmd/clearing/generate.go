@@ -29,7 +29,8 @@ writes a small coherent set (a day's ACH file, its re-upload, a return file,
 statements) for a first look; the other subcommands write one file each.`,
 	}
 	cmd.AddCommand(newGenerateDemoCommand(g), newGenerateACHCommand(g), newGenerateISOCommand(g),
-		newGenerateCSVCommand(g), newGenerateBAI2Command(g))
+		newGenerateCSVCommand(g), newGenerateBAI2Command(g), newGenerateCamtCommand(g), newGenerateMT940Command(g),
+		newGenerateIPMCommand(g))
 	return cmd
 }
 
