@@ -13,8 +13,9 @@ import (
 // balance is positive, Credits are money in). A reader reports one only
 // when the statement gives both balances, so that the check could be made.
 type StatementBalance struct {
-	// Statement is the statement's own identification: camt's Stmt/Id (or
-	// Rpt/Id, Ntfctn/Id), MT940's :20: and :28C:. It may be empty.
+	// Statement names the statement without personal data: a token of
+	// camt's Stmt/Id (Rpt/Id, Ntfctn/Id), which banks build from the
+	// account number, or MT940's :28C: number. It may be empty.
 	Statement   string
 	Account     pii.Account
 	Currency    string

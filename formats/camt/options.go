@@ -96,8 +96,13 @@ func (o Options) withDefaults() Options {
 
 // Checks returns the statement's balance checks, one per currency whose
 // opening (OPBD, else PRCD) and closing (CLBD) balances were both given.
-func (s Statement) Checks() []formats.StatementBalance {
+// The statement is named by its token, "s" and 12 hexadecimal digits of a
+// keyed hash of its id (as in the keys of its entries without a bank
+// reference), never by the id, which banks build from the account number.
+func (s Statement) Checks(h pii.Hasher) []formats.StatementBalance {
 	var out []formats.StatementBalance
+	tok := h.Account("camt-statement", s.ID).ID
+	id := "s" + tok[len("cust:"):len("cust:")+12]
 	for _, t := range s.Totals {
 		if !t.Checked {
 			continue
@@ -107,7 +112,7 @@ func (s Statement) Checks() []formats.StatementBalance {
 			open, _ = s.balance("PRCD", t.Currency)
 		}
 		closing, _ := s.balance("CLBD", t.Currency)
-		out = append(out, formats.StatementBalance{Statement: s.ID, Account: s.Account, Currency: t.Currency,
+		out = append(out, formats.StatementBalance{Statement: id, Account: s.Account, Currency: t.Currency,
 			Opening: open.Amount, Closing: closing.Amount, OpeningDate: open.Date, ClosingDate: closing.Date,
 			Entries: t.Entries, Credits: t.Credits, Debits: t.Debits, Line: s.Line})
 	}

@@ -66,16 +66,14 @@ func (o Options) withDefaults() Options {
 
 // Check returns the message's balance check, and false for a message
 // without both an opening (:60F:/:60M:) and a closing (:62F:/:62M:)
-// balance, such as an MT942.
+// balance, such as an MT942. The statement is named by its :28C: number,
+// as in its lines' keys; the :20: reference is left out, as it may embed
+// the account number.
 func (s Statement) Check() (formats.StatementBalance, bool) {
 	if !s.HasBalances {
 		return formats.StatementBalance{}, false
 	}
-	id := s.Reference
-	if s.Number != "" {
-		id += "/" + s.Number
-	}
-	return formats.StatementBalance{Statement: id, Account: s.Account, Currency: s.Currency,
+	return formats.StatementBalance{Statement: s.Number, Account: s.Account, Currency: s.Currency,
 		Opening: s.Opening, Closing: s.Closing, OpeningDate: s.OpeningDate, ClosingDate: s.ClosingDate,
 		Entries: s.Entries, Credits: s.Credits, Debits: s.Debits, Line: s.Line}, true
 }

@@ -147,7 +147,7 @@ func Open(in Input, path string, o Options) (Opened, error) {
 		return Opened{Reader: r, Format: IPM, Source: IPM, Warnings: r.Warnings}, nil
 	case CAMT:
 		var bs []formats.StatementBalance
-		r := camt.NewReader(in, camt.Options{Hasher: o.Hasher, OnStatement: func(s camt.Statement) { bs = append(bs, s.Checks()...) }})
+		r := camt.NewReader(in, camt.Options{Hasher: o.Hasher, OnStatement: func(s camt.Statement) { bs = append(bs, s.Checks(o.Hasher)...) }})
 		return Opened{Reader: r, Format: CAMT, Source: CAMT, Warnings: func() []string { return texts(r.Warnings()) },
 			Skipped: r.Skipped, Balances: func() []formats.StatementBalance { return bs }}, nil
 	case MT940:
