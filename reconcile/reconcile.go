@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -389,15 +390,29 @@ UPDATE reconciliations
 func loadExponents(ctx context.Context, tx pgx.Tx, period []any) error {
 	rows, err := tx.Query(ctx, `
 SELECT l_currency FROM recon_class WHERE l_currency IS NOT NULL
-UNION SELECT s_currency FROM recon_class WHERE s_currency IS NOT NULL
-UNION SELECT currency::text FROM statement_balances
-       WHERE tenant_id = $1 AND source = $2 AND closing_date BETWEEN $3 AND $4 AND difference_minor <> 0`, period...)
+UNION SELECT s_currency FROM recon_class WHERE s_currency IS NOT NULL`)
 	if err != nil {
 		return fmt.Errorf("reconcile: currencies: %w", err)
 	}
 	codes, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return fmt.Errorf("reconcile: currencies: %w", err)
+	}
+	// Asked apart: a distributed table is not united with a temporary one.
+	rows, err = tx.Query(ctx, `
+SELECT DISTINCT currency::text FROM statement_balances
+ WHERE tenant_id = $1 AND source = $2 AND closing_date BETWEEN $3 AND $4 AND difference_minor <> 0`, period...)
+	if err != nil {
+		return fmt.Errorf("reconcile: currencies: %w", err)
+	}
+	more, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("reconcile: currencies: %w", err)
+	}
+	for _, c := range more {
+		if !slices.Contains(codes, c) {
+			codes = append(codes, c)
+		}
 	}
 	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE recon_exponent (currency char(3) PRIMARY KEY, exponent int NOT NULL) ON COMMIT DROP`); err != nil {
 		return fmt.Errorf("reconcile: currencies: %w", err)

@@ -359,13 +359,20 @@ SELECT $1, $2, row_number() OVER (ORDER BY c.class, c.reference, p.posting_key, 
 // opening balance and the entries make, from the account holder's side) is
 // shown beside the bridge, and the statement side of its evidence is the
 // closing balance. No correction is proposed: a person asks the bank.
-// $1 tenant, $2 run, $3 source, $4 and $5 the period.
+// $1 tenant, $2 run, $3 source, $4 and $5 the period. The statements and the
+// run's last seq are read first, as results of their own, so that no
+// distributed table is joined to the session's temporary recon_exponent.
 const storeUnbalanced = `
+WITH b AS MATERIALIZED (
+    SELECT * FROM statement_balances
+     WHERE tenant_id = $1 AND source = $3 AND closing_date BETWEEN $4 AND $5 AND difference_minor <> 0
+), last AS MATERIALIZED (
+    SELECT coalesce(max(seq), 0) AS seq FROM discrepancies WHERE tenant_id = $1 AND run_id = $2
+)
 INSERT INTO discrepancies (tenant_id, run_id, seq, class, reason, is_break, explanation, reference,
                            line_key, line_type, statement_amount, statement_currency, statement_date,
                            statement_run_id, statement_line, statement_difference)
-SELECT $1, $2, coalesce((SELECT max(seq) FROM discrepancies WHERE tenant_id = $1 AND run_id = $2), 0)
-               + row_number() OVER (ORDER BY b.balance_key),
+SELECT $1, $2, last.seq + row_number() OVER (ORDER BY b.balance_key),
        'statement_unbalanced', 'balances_do_not_add_up', true,
        format('statement %s opens at %s on %s and books %s of credits and %s of debits, which make %s; it states a closing balance of %s on %s; difference %s %s',
               b.statement_id, clearing_side_text(b.opening_minor, b.currency, e.exponent), coalesce(b.opening_date::text, '(no date)'),
@@ -375,6 +382,4 @@ SELECT $1, $2, coalesce((SELECT max(seq) FROM discrepancies WHERE tenant_id = $1
               clearing_amount_text(b.difference_minor, e.exponent), b.currency),
        b.statement_id, b.balance_key, 'statement_balance', b.closing_minor, b.currency, b.closing_date,
        b.run_id, b.line, b.difference_minor
-  FROM statement_balances b
-  JOIN recon_exponent e ON e.currency = b.currency
- WHERE b.tenant_id = $1 AND b.source = $3 AND b.closing_date BETWEEN $4 AND $5 AND b.difference_minor <> 0`
+  FROM b JOIN recon_exponent e ON e.currency = b.currency CROSS JOIN last`
