@@ -79,3 +79,25 @@ func TestReaderMemoryIsFlat(t *testing.T) {
 		t.Errorf("heap grew by %d bytes over %d lines", grow, n)
 	}
 }
+
+// TestReaderDashEndsTheMessageBeforeABankHeader guards ABN AMRO's layout:
+// each message ends with a "-" line and the next starts with the bank's
+// "ABNANL2A" / "940" header lines. The header is not a continuation of the
+// closing balance before the dash: it is text outside any field, warned
+// about, and both messages are read.
+func TestReaderDashEndsTheMessageBeforeABankHeader(t *testing.T) {
+	msg := func(n string) string {
+		return "ABNANL2A\n940\nABNANL2A\n:20:ABN AMRO BANK NV\n:25:517852257\n:28C:" + n + "/1\n:60F:C110522EUR100,00\n" +
+			":61:1105240524D9,N192NONREF\n:86:GIRO 428428\n-\n:62F:C110523EUR91,00\n-\n"
+	}
+	in := msg("19321") + msg("19322")
+	res := readAll(t, in, Options{})
+	if res.final != io.EOF || len(res.records) != 2 || len(res.statements) != 2 {
+		t.Fatalf("final %v, %d records in %d statements, errors %v", res.final, len(res.records), len(res.statements), res.errs)
+	}
+	for _, s := range res.statements {
+		if !s.Balanced || s.Closing != 9100 {
+			t.Errorf("statement %+v", s)
+		}
+	}
+}

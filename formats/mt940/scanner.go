@@ -240,7 +240,15 @@ func (s *scanner) fieldLine(text string, line, off int64) {
 		return
 	}
 	if t := strings.TrimSpace(text); t == "-" || t == "}" {
-		return // a message separator, or a bank's wrapped "-": no content
+		// Free text (:86:) is wrapped at arbitrary places, even onto a
+		// line that holds only the "-" of a word: no content, and the
+		// field goes on. After any other field a "-" ends the message,
+		// and what follows until the next tag (ABN AMRO's "ABNANL2A" and
+		// "940" header lines) is outside any field, not part of a balance.
+		if s.cur.tag != "86" {
+			s.flush()
+		}
+		return
 	}
 	size := 0
 	for _, l := range s.cur.lines {
