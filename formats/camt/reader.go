@@ -35,10 +35,25 @@ type message struct {
 
 const nsPrefix = "urn:iso:std:iso:20022:tech:xsd:"
 
+// Austrian banks write the namespaces of the STUZZA (Austrian payment
+// standards) variant, "ISO:camt.053.001.02:APC:STUZZA:payments:003": the
+// same messages under another name.
+const (
+	stuzzaPrefix = "ISO:"
+	stuzzaSuffix = ":APC:STUZZA:payments:"
+)
+
 // parseNamespace recognises camt.052, .053 and .054, versions 001.01 to
-// 001.13. notCamt is true when the document is not a camt message at all.
+// 001.13, in the ISO namespace or STUZZA's. notCamt is true when the
+// document is not a camt message at all.
 func parseNamespace(ns string) (m message, notCamt bool, err error) {
-	rest, ok := strings.CutPrefix(strings.TrimSpace(ns), nsPrefix)
+	ns = strings.TrimSpace(ns)
+	rest, ok := strings.CutPrefix(ns, nsPrefix)
+	if s, isStuzza := strings.CutPrefix(ns, stuzzaPrefix); !ok && isStuzza {
+		if i := strings.Index(s, stuzzaSuffix); i > 0 && isDigits(s[i+len(stuzzaSuffix):]) {
+			rest, ok = s[:i], true
+		}
+	}
 	if !ok || !strings.HasPrefix(rest, "camt.") {
 		return m, true, fmt.Errorf("%w: namespace %q is not an ISO 20022 camt message", ErrNamespace, ns)
 	}
@@ -62,6 +77,15 @@ func parseNamespace(ns string) (m message, notCamt bool, err error) {
 		return m, false, fmt.Errorf("%w: camt.%s is not a statement, report or notification", ErrNamespace, parts[1])
 	}
 	return m, false, nil
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // result is one answer of Next: a Record or a ParseError.

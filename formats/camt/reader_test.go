@@ -126,3 +126,26 @@ func TestReaderCountsEntriesNotBooked(t *testing.T) {
 		t.Errorf("%d lines, %d skipped, %d warnings", n, r.Skipped(), r.WarningCount())
 	}
 }
+
+// TestReaderReadsTheSTUZZANamespace reads a statement under the namespace
+// Austrian banks write, "ISO:camt.053.001.02:APC:STUZZA:payments:003", as
+// the camt.053.001.02 it is; a look-alike that is not STUZZA's is refused.
+func TestReaderReadsTheSTUZZANamespace(t *testing.T) {
+	doc := func(ns string) string {
+		return `<Document xmlns="` + ns + `"><BkToCstmrStmt><Stmt><Id>S1</Id>` +
+			`<Acct><Id><IBAN>AT021200000703447144</IBAN></Id></Acct>` +
+			`<Bal><Tp><CdOrPrtry><Cd>PRCD</Cd></CdOrPrtry></Tp><Amt Ccy="EUR">150.00</Amt><CdtDbtInd>CRDT</CdtDbtInd><Dt><Dt>2019-02-28</Dt></Dt></Bal>` +
+			`<Bal><Tp><CdOrPrtry><Cd>CLBD</Cd></CdOrPrtry></Tp><Amt Ccy="EUR">200.00</Amt><CdtDbtInd>CRDT</CdtDbtInd><Dt><Dt>2019-03-01</Dt></Dt></Bal>` +
+			`<Ntry><Amt Ccy="EUR">50.00</Amt><CdtDbtInd>CRDT</CdtDbtInd><Sts>BOOK</Sts><ValDt><Dt>2019-03-01</Dt></ValDt>` +
+			`<AcctSvcrRef>2013122710583450000</AcctSvcrRef></Ntry></Stmt></BkToCstmrStmt></Document>`
+	}
+	res := readAll(t, doc("ISO:camt.053.001.02:APC:STUZZA:payments:003"), Options{})
+	if res.final != io.EOF || len(res.records) != 1 || res.records[0].Amount != 5000 {
+		t.Fatalf("final %v, records %v, errors %v", res.final, res.records, res.errs)
+	}
+	for _, ns := range []string{"ISO:camt.053.001.02", "ISO:camt.053.001.02:APC:OTHER:payments:003", "ISO:camt.053.001.99:APC:STUZZA:payments:003"} {
+		if res := readAll(t, doc(ns), Options{}); res.final == io.EOF {
+			t.Errorf("namespace %q was read", ns)
+		}
+	}
+}

@@ -378,11 +378,13 @@ func isIPM(head []byte) bool {
 }
 
 // isCAMT reports whether head is XML (after a byte order mark and blanks)
-// naming an ISO 20022 camt.052, camt.053 or camt.054 namespace.
+// naming an ISO 20022 camt.052, camt.053 or camt.054 namespace, or its
+// Austrian STUZZA variant ("ISO:camt.053.001.02:APC:STUZZA:payments:003").
 func isCAMT(head []byte) bool {
 	t := bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
 	return bytes.HasPrefix(t, []byte("<")) &&
-		bytes.Contains(head, []byte("urn:iso:std:iso:20022:tech:xsd:camt.05"))
+		(bytes.Contains(head, []byte("urn:iso:std:iso:20022:tech:xsd:camt.05")) ||
+			bytes.Contains(head, []byte("\"ISO:camt.05")) && bytes.Contains(head, []byte(":APC:STUZZA:")))
 }
 
 // isMT940 reports whether head holds a SWIFT block envelope "{1:" or a
