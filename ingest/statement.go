@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -100,16 +101,24 @@ func Statement(ctx context.Context, pool *pgxpool.Pool, path string, o Statement
 	holder := o.Perspective == statement.Holder || (o.Perspective == "" && bankStatement(st.Format))
 	var run runs.Run
 	var c runs.Counts
+	var warnings []string
 	err = db.Retry(ctx, o.Log, "statement import", func() error {
 		return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			// A statement the bank re-sent with other balances keeps the
+			// first import's; the run says so.
+			batch := statement.Batch{Tenant: o.Tenant, Source: o.Source, Holder: holder}
+			restated, err := statement.Restated(ctx, tx, batch, st.Format, st.Balances)
+			if err != nil {
+				return err
+			}
+			warnings = append(slices.Clip(st.Warnings), restated...)
 			run = runs.Run{Kind: "statement", Format: st.Format, Source: o.Source, FileName: st.Name,
 				FileBytes: st.Bytes, FileSHA256: st.SHA256, Records: st.Records, Counts: runs.Counts{Skipped: st.Skipped},
-				Warnings: st.Warnings}
+				Warnings: warnings}
 			if err := runs.Insert(ctx, tx, o.Tenant, &run); err != nil {
 				return err
 			}
-			var err error
-			batch := statement.Batch{Tenant: o.Tenant, Source: o.Source, RunID: run.ID, Holder: holder}
+			batch.RunID = run.ID
 			c, err = statement.Import(ctx, tx, st.Stage, batch)
 			if err != nil {
 				return err
@@ -133,7 +142,8 @@ func Statement(ctx context.Context, pool *pgxpool.Pool, path string, o Statement
 	if err != nil {
 		return sum, err
 	}
-	sum.RunID, sum.Status = run.ID, "done"
+	sum.RunID, sum.Status, sum.Warnings = run.ID, "done", warnings
+	logWarnings(o.Log, st.Name, warnings[len(st.Warnings):])
 	sum.Added, sum.Duplicates, sum.Conflicts, sum.Skipped = c.Posted, c.Duplicates, c.Conflicts, st.Skipped+c.Skipped
 	return sum, nil
 }

@@ -635,3 +635,41 @@ func TestUnbalancedStatementIsABreakBesideTheBridge(t *testing.T) {
 		t.Fatalf("a statement outside the period is reported:\n%s", r.stdout)
 	}
 }
+
+// TestRestatedStatementBalancesAreWarnedAbout imports a statement, then the
+// same statement with another closing balance, as a bank that re-sends a
+// corrected statement does: its lines are duplicates, the first balances
+// are kept (rows never change), and the second run says so in a warning
+// instead of dropping the new figures silently.
+func TestRestatedStatementBalancesAreWarnedAbout(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	specs := camt.RandomStatements(camt.RandomOptions{Seed: 13, Entries: 4})
+	first := c.importStatement(0, "bank", camtFile(t, c, "first.xml", specs, "053", "001.08"))
+	if len(first.Warnings) != 0 {
+		t.Fatalf("warnings on the first import: %v", first.Warnings)
+	}
+	var closing int64
+	if err := c.pool.QueryRow(t.Context(), `SELECT closing_minor FROM statement_balances WHERE tenant_id = $1`, c.tenant).Scan(&closing); err != nil {
+		t.Fatal(err)
+	}
+	restated := closing + 100
+	specs[0].Closing = &restated
+	again := c.importStatement(0, "bank", camtFile(t, c, "restated.xml", specs, "053", "001.08"))
+	if again.Added != 0 || again.Duplicates != first.Added {
+		t.Fatalf("re-sent statement: %+v", again)
+	}
+	if !strings.Contains(strings.Join(again.Warnings, "\n"), "statement_restated") {
+		t.Fatalf("no statement_restated warning: %v", again.Warnings)
+	}
+	if n := c.count(`SELECT count(*) FROM runs WHERE tenant_id = $1 AND id = $2 AND array_to_string(warnings, ' ') LIKE '%statement_restated%'`,
+		c.tenant, again.RunID); n != 1 {
+		t.Fatal("the run does not keep the warning")
+	}
+	if n := c.count(`SELECT count(*) FROM statement_balances WHERE tenant_id = $1 AND closing_minor = $2`, c.tenant, closing); n != 1 {
+		t.Fatal("the first balances were not kept")
+	}
+	if n := c.count(`SELECT count(*) FROM statement_balances WHERE tenant_id = $1`, c.tenant); n != 1 {
+		t.Fatalf("%d statement balances, want 1", n)
+	}
+}

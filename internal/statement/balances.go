@@ -22,17 +22,12 @@ func Balances(ctx context.Context, tx pgx.Tx, b Batch, format string, bs []forma
 		return 0, nil
 	}
 	n := len(bs)
-	keys, ids, accounts, last4s, curs := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	keys := balanceKeys(format, bs)
+	ids, accounts, last4s, curs := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	opening, closing, entries, credits, debits, lines := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
 	openDates, closeDates := make([]*time.Time, n), make([]time.Time, n)
-	seen := make(map[string]int, n)
 	for i, s := range bs {
-		k := BalanceKey(format, s)
-		seen[k]++
-		if c := seen[k]; c > 1 {
-			k = fmt.Sprintf("%s~%d", k, c)
-		}
-		keys[i], ids[i], accounts[i], last4s[i], curs[i] = k, s.Statement, s.Account.ID, s.Account.Last4, s.Currency
+		ids[i], accounts[i], last4s[i], curs[i] = s.Statement, s.Account.ID, s.Account.Last4, s.Currency
 		opening[i], closing[i], entries[i], credits[i], debits[i], lines[i] = s.Opening, s.Closing, s.Entries, s.Credits, s.Debits, s.Line
 		closeDates[i] = s.ClosingDate
 		if closeDates[i].IsZero() {
@@ -53,6 +48,70 @@ func Balances(ctx context.Context, tx pgx.Tx, b Batch, format string, bs []forma
 		return 0, fmt.Errorf("statement: add balances: %w", err)
 	}
 	return added, nil
+}
+
+// balanceKeys returns the key of each check: BalanceKey, numbered "~2",
+// "~3" in file order when a file repeats one.
+func balanceKeys(format string, bs []formats.StatementBalance) []string {
+	keys := make([]string, len(bs))
+	seen := make(map[string]int, len(bs))
+	for i, s := range bs {
+		k := BalanceKey(format, s)
+		seen[k]++
+		if c := seen[k]; c > 1 {
+			k = fmt.Sprintf("%s~%d", k, c)
+		}
+		keys[i] = k
+	}
+	return keys
+}
+
+// maxRestated bounds the sentences Restated returns for one file.
+const maxRestated = 100
+
+// Restated returns a sentence for each check of bs whose key an earlier
+// import of b's source holds with other balances or entries: a bank that
+// re-sent a statement with other figures. The stored check is kept (rows
+// are never changed), so the sentence goes on the run as a warning for a
+// person, never silently. It reads the stored rows of the file's keys only.
+func Restated(ctx context.Context, tx pgx.Tx, b Batch, format string, bs []formats.StatementBalance) ([]string, error) {
+	if len(bs) == 0 {
+		return nil, nil
+	}
+	keys := balanceKeys(format, bs)
+	rows, err := tx.Query(ctx, `
+SELECT balance_key, opening_minor, closing_minor, credits_minor, debits_minor, entries
+  FROM statement_balances WHERE tenant_id = $1 AND source = $2 AND balance_key = ANY($3)`, b.Tenant, b.Source, keys)
+	if err != nil {
+		return nil, fmt.Errorf("statement: read balances: %w", err)
+	}
+	type figures struct{ opening, closing, credits, debits, entries int64 }
+	stored := map[string]figures{}
+	var k string
+	var f figures
+	if _, err := pgx.ForEachRow(rows, []any{&k, &f.opening, &f.closing, &f.credits, &f.debits, &f.entries}, func() error {
+		stored[k] = f
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("statement: read balances: %w", err)
+	}
+	var out []string
+	more := 0
+	for i, s := range bs {
+		old, ok := stored[keys[i]]
+		if !ok || old == (figures{s.Opening, s.Closing, s.Credits, s.Debits, s.Entries}) {
+			continue
+		}
+		if len(out) == maxRestated {
+			more++
+			continue
+		}
+		out = append(out, fmt.Sprintf("line %d: statement_restated: statement balance %s was imported before with other balances or entries; the first import's are kept", s.Line, keys[i]))
+	}
+	if more > 0 {
+		out = append(out, fmt.Sprintf("statement_restated: %d more statement balances were imported before with other figures", more))
+	}
+	return out, nil
 }
 
 // insertBalances adds the checks of one file in one statement, from arrays:
