@@ -39,6 +39,7 @@ WITH cur AS (
            sum(CASE d.class
                  WHEN 'settlement_total_mismatch' THEN coalesce(d.ledger_net, 0) - coalesce(d.statement_amount, 0)
                  WHEN 'currency_mismatch' THEN 0
+                 WHEN 'statement_unbalanced' THEN coalesce(d.statement_difference, 0)
                  ELSE coalesce(d.ledger_amount, 0) - coalesce(d.statement_amount, 0) END) AS amount
       FROM discrepancies d
      WHERE d.tenant_id = $1 AND d.run_id = $2 AND d.is_break
