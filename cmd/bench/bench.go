@@ -135,6 +135,9 @@ func (b *bench) measureAll(ctx context.Context) error {
 	if err := b.measureIngestCase(ctx, b.csvCase(in)); err != nil {
 		return err
 	}
+	if err := b.measureIngestCase(ctx, b.ipmCase(in)); err != nil {
+		return err
+	}
 	if err := b.measureReconcile(ctx, in, ach); err != nil {
 		return err
 	}

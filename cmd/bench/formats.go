@@ -84,6 +84,16 @@ func (b *bench) isoCase(in inputs) ingestCase {
 	}
 }
 
+// ipmCase is the Mastercard IPM file's ingest: first presentments, in
+// 1014-byte blocks and EBCDIC, as issuers receive them.
+func (b *bench) ipmCase(in inputs) ingestCase {
+	return ingestCase{
+		name: "IPM", unit: "presentments", file: in.ipm, tenant: b.tenant("ipm"),
+		flags: []string{"--format", registry.IPM}, accept: []int{0},
+		reader: registry.Options{Format: registry.IPM}, source: registry.IPM,
+	}
+}
+
 // csvCase is the CSV file's ingest.
 func (b *bench) csvCase(in inputs) ingestCase {
 	return ingestCase{

@@ -9,8 +9,8 @@ import (
 
 // inputs are the generated files of one run.
 type inputs struct {
-	ach, achSmall, iso, csv string
-	statement, mapping      string // written while the ACH file is read
+	ach, achSmall, iso, ipm, csv string
+	statement, mapping           string // written while the ACH file is read
 }
 
 // csvPreset is the mapping both the CSV file and its ingest use.
@@ -21,7 +21,7 @@ const csvPreset = "signed-amount"
 func (b *bench) generate(ctx context.Context) (inputs, error) {
 	in := inputs{
 		ach: b.path("entries.ach"), achSmall: b.path("entries-small.ach"),
-		iso: b.path("messages.rdw"), csv: b.path("rows.csv"),
+		iso: b.path("messages.rdw"), ipm: b.path("clearing.ipm"), csv: b.path("rows.csv"),
 		statement: b.path("statement.csv"), mapping: b.path("statement.toml"),
 	}
 	n, small := strconv.Itoa(b.n), strconv.Itoa(b.small())
@@ -36,6 +36,8 @@ func (b *bench) generate(ctx context.Context) (inputs, error) {
 			[]string{"generate", "ach", "--entries", small, "--seed", "1", "--out", in.achSmall}},
 		{"ISO 8583 file, " + count(int64(b.n)) + " messages", in.iso,
 			[]string{"generate", "iso8583", "--messages", n, "--framing", "rdw", "--seed", "1", "--out", in.iso}},
+		{"IPM file, " + count(int64(b.n)) + " first presentments, 1014-blocked EBCDIC", in.ipm,
+			[]string{"generate", "ipm", "--presentments", n, "--blocked", "--seed", "1", "--out", in.ipm}},
 		{"CSV file, " + count(int64(b.n)) + " rows", in.csv,
 			[]string{"generate", "csv", "--preset", csvPreset, "--rows", n, "--seed", "1", "--out", in.csv}},
 	}
