@@ -9,24 +9,17 @@ import (
 
 	"github.com/clearing-dev/clearing/formats"
 	"github.com/clearing-dev/clearing/formats/registry"
+	"github.com/clearing-dev/clearing/ingest"
 )
 
-// summary is the part of 'clearing ingest -o json' the bench checks; the
-// field names are the command line's documented contract.
-type summary struct {
-	Status      string `json:"status"`
-	Records     int64  `json:"records"`
-	Posted      int64  `json:"posted"`
-	Duplicates  int64  `json:"duplicates"`
-	Conflicts   int64  `json:"conflicts"`
-	Quarantined int64  `json:"quarantined"`
-	Notices     int64  `json:"notices"`
-	Skipped     int64  `json:"skipped"`
-}
+// summary is what 'clearing ingest -o json' prints for one file: the
+// command line's documented contract, decoded into the type that defines
+// it.
+type summary = ingest.Summary
 
 // staged is the number of records the ledger is handed: every record read
 // except those skipped (responses, network messages).
-func (s summary) staged() int64 { return s.Records - s.Skipped }
+func staged(s summary) int64 { return s.Records - s.Skipped }
 
 // ingestCase is one format's ingest measurement.
 type ingestCase struct {
@@ -111,18 +104,18 @@ func (b *bench) measureIngest(ctx context.Context, c ingestCase) (ingestResult, 
 // checkIngest reads an ingest's summary and fails when it does not account
 // for every staged record, or when a re-ingest posted anything: that would
 // be a double posting, and no figure measured after it would mean much.
-func checkIngest(r ran, staged int64, again bool) (summary, error) {
+func checkIngest(r ran, want int64, again bool) (summary, error) {
 	var sums []summary
 	if err := json.Unmarshal(r.stdout, &sums); err != nil || len(sums) != 1 {
 		return summary{}, fmt.Errorf("clearing %v: not one JSON summary (%v): %s", r.args, err, r.stdout)
 	}
 	s := sums[0]
-	total := s.Posted + s.Notices + s.Duplicates + s.Conflicts + s.Quarantined
+	total := s.Total() - s.Skipped
 	switch {
 	case s.Status != "done":
 		return s, fmt.Errorf("clearing %v: status %q", r.args, s.Status)
-	case s.staged() != staged || total != staged:
-		return s, fmt.Errorf("clearing %v: %d records staged and %d accounted for; the file has %d", r.args, s.staged(), total, staged)
+	case staged(s) != want || total != want:
+		return s, fmt.Errorf("clearing %v: %d records staged and %d accounted for; the file has %d", r.args, staged(s), total, want)
 	case again && (s.Posted != 0 || s.Notices != 0):
 		return s, fmt.Errorf("clearing %v: the second ingest of the same file posted %d records and %d notices", r.args, s.Posted, s.Notices)
 	}
