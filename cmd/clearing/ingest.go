@@ -26,6 +26,7 @@ type ingestOptions struct {
 	allowRedated bool
 	chunkSize    int
 	maxFileBytes int64
+	metricsFile  string
 	reader       registry.Options
 }
 
@@ -74,6 +75,7 @@ EBCDIC or ASCII), iso8583 (ISO 8583:1987 host or switch message files) and csv
 	f.BoolVar(&o.allowRedated, "allow-redated", false, "post an ACH file whose entries match posted ones but for their effective date (it is not a re-send)")
 	f.IntVar(&o.chunkSize, "chunk-size", ingest.DefaultChunkSize, "records applied per transaction")
 	bindReaderFlags(f, &o.maxFileBytes, &o.reader)
+	bindMetricsFlag(f, &o.metricsFile)
 	return cmd
 }
 
@@ -95,7 +97,9 @@ func bindReaderFlags(f *pflag.FlagSet, maxFileBytes *int64, ro *registry.Options
 	restrictReaderFlags(f)
 }
 
-func runIngest(ctx context.Context, g *globalOptions, o ingestOptions, files []string) error {
+func runIngest(ctx context.Context, g *globalOptions, o ingestOptions, files []string) (err error) {
+	m := newCommandMetrics(o.metricsFile, "ingest")
+	defer func() { err = m.finish(g, err) }()
 	if o.chunkSize <= 0 || o.maxFileBytes <= 0 {
 		return usagef("--chunk-size and --max-file-bytes must be positive")
 	}
@@ -133,6 +137,7 @@ func runIngest(ctx context.Context, g *globalOptions, o ingestOptions, files []s
 			held++
 		}
 		g.logIngestSummary(s, began, err)
+		m.ingested(s)
 		sums = append(sums, s)
 	}
 	if err := writeIngestSummaries(g, sums); err != nil {

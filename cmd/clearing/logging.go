@@ -141,7 +141,7 @@ var packagePrefix = regexp.MustCompile(`(^|\n[ \t]*|: )(?:(?:` + strings.Join(mo
 
 // modulePackages are the names of the module's packages.
 var modulePackages = []string{"ach", "bai2", "bench", "camt", "corpus", "corrections", "csv", "db", "demo", "embedded", "failpoint",
-	"formats", "infile", "ingest", "ipm", "iso8583", "ledger", "migrations", "money", "mt940", "output", "pgtest", "pii", "reconcile",
+	"formats", "infile", "ingest", "ipm", "iso8583", "ledger", "metrics", "migrations", "money", "mt940", "output", "pgtest", "pii", "reconcile",
 	"registry", "report", "runs", "schema", "settings", "stage", "statement", "statementtest", "tenant"}
 
 // userMessage is err's text for an operator: without package prefixes.

@@ -16,7 +16,7 @@ import (
 
 func newReconcileCommand(g *globalOptions) *cobra.Command {
 	var o reconcile.Options
-	var from, to, window string
+	var from, to, window, metricsFile string
 	cmd := &cobra.Command{
 		Annotations: map[string]string{rendersReport: "yes"},
 		Use:         "reconcile --source NAME --from DATE --to DATE [flags]",
@@ -65,7 +65,7 @@ usage error (exit 2) that names the tenant's sources; nothing is stored.`,
 			if o.WindowDays, err = parseDays(window); err != nil {
 				return usagef("--window %q: use a number of days such as 3d", window)
 			}
-			return runReconcile(ctx, g, o)
+			return runReconcile(ctx, g, o, metricsFile)
 		}),
 	}
 	f := cmd.Flags()
@@ -76,6 +76,7 @@ usage error (exit 2) that names the tenant's sources; nothing is stored.`,
 	f.Int64Var(&o.Tolerance, "tolerance", 0, "how far apart amounts may be and still match, in minor units")
 	f.StringVar(&o.AdjustmentsAccount, "adjustments-account", "", "account for amount differences and fees (default adjustments:<source>)")
 	f.StringVar(&o.SuspenseAccount, "suspense-account", "", "account for money the ledger lacks (default suspense:<source>)")
+	bindMetricsFlag(f, &metricsFile)
 	return cmd
 }
 
@@ -88,7 +89,9 @@ func parseDays(s string) (int, error) {
 	return n, nil
 }
 
-func runReconcile(ctx context.Context, g *globalOptions, o reconcile.Options) error {
+func runReconcile(ctx context.Context, g *globalOptions, o reconcile.Options, metricsFile string) (err error) {
+	m := newCommandMetrics(metricsFile, "reconcile")
+	defer func() { err = m.finish(g, err) }()
 	d, err := g.open(ctx, false)
 	if err != nil {
 		return err
@@ -109,6 +112,9 @@ func runReconcile(ctx context.Context, g *globalOptions, o reconcile.Options) er
 			unknown.Source, unknown.Tenant, unknown.KnownList())
 	}
 	if err != nil {
+		return err
+	}
+	if err := m.reconciled(ctx, d.pool, g.tenant, r); err != nil {
 		return err
 	}
 	return g.logReconcileSummary(r, writeReport(g, r))

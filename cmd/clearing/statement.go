@@ -24,6 +24,7 @@ func newStatementCommand(g *globalOptions) *cobra.Command {
 
 func newStatementImportCommand(g *globalOptions) *cobra.Command {
 	o := ingest.StatementOptions{}
+	var metricsFile string
 	cmd := &cobra.Command{
 		Use:   "import --source NAME [flags] FILE...",
 		Short: "Import statement files as statement lines (never as postings)",
@@ -54,7 +55,7 @@ are stored from the counterparty's side, like postings.`,
 			if o.Source == "" {
 				return usagef("--source is required: it names the other side, as ingest's source does")
 			}
-			return runStatementImport(ctx, g, o, args)
+			return runStatementImport(ctx, g, o, metricsFile, args)
 		}),
 	}
 	f := cmd.Flags()
@@ -64,10 +65,13 @@ are stored from the counterparty's side, like postings.`,
 	restrictFlag(f, "format", ingest.StatementFormats)
 	restrictFlag(f, "perspective", []string{statement.Holder, statement.Counterparty})
 	bindReaderFlags(f, &o.MaxFileBytes, &o.Reader)
+	bindMetricsFlag(f, &metricsFile)
 	return cmd
 }
 
-func runStatementImport(ctx context.Context, g *globalOptions, o ingest.StatementOptions, files []string) error {
+func runStatementImport(ctx context.Context, g *globalOptions, o ingest.StatementOptions, metricsFile string, files []string) (err error) {
+	m := newCommandMetrics(metricsFile, "statement_import")
+	defer func() { err = m.finish(g, err) }()
 	d, err := g.open(ctx, false)
 	if err != nil {
 		return err
@@ -91,6 +95,7 @@ func runStatementImport(ctx context.Context, g *globalOptions, o ingest.Statemen
 			conflicts++
 		}
 		g.logImportSummary(s, began, err)
+		m.imported(s)
 		sums = append(sums, s)
 	}
 	rows := output.Rows{Header: []string{"file", "format", "source", "run", "status", "records", "added", "duplicates", "conflicts", "skipped"}}
