@@ -58,8 +58,12 @@ type Options struct {
 	Reader registry.Options
 	Log    *slog.Logger
 	// Progress, when set, is called after each chunk with the records
-	// applied so far and the total.
+	// applied so far and the total, and once before the first.
 	Progress func(done, total int64)
+	// Reading, when set, is called while the file is read and validated,
+	// before anything is applied, with the bytes read so far and the
+	// file's size: a large file takes seconds to read.
+	Reading func(done, total int64)
 }
 
 // Summary is what one file's ingest did. Its JSON form is part of the
@@ -105,7 +109,7 @@ func File(ctx context.Context, pool *pgxpool.Pool, path string, o Options) (Summ
 	ro := o.Reader
 	ro.Format, ro.Allowed, ro.Hasher = o.Format, Formats, o.Hasher
 	began := time.Now()
-	st, err := load(ctx, conn, path, o.MaxFileBytes, ro)
+	st, err := load(ctx, conn, path, o.MaxFileBytes, ro, o.Reading)
 	if err != nil {
 		return rejected(ctx, conn, o, sum, err)
 	}
@@ -179,6 +183,9 @@ func apply(ctx context.Context, conn *pgx.Conn, st *loaded, o Options, sum Summa
 	}
 	b := o.batch(st, run.ID)
 	n, start, held := st.Len(), run.Progress+1, ""
+	if o.Progress != nil {
+		o.Progress(start-1, n)
+	}
 	for lo := start; lo <= n; lo += int64(o.ChunkSize) {
 		hi := min(lo+int64(o.ChunkSize)-1, n)
 		began := time.Now()

@@ -56,8 +56,9 @@ type loaded struct {
 // load parses the whole file at path into a new stage on conn. Any bad
 // record rejects the file with a *RejectedError; parsing goes on past the
 // first to report up to maxReportedErrors. Nothing outside the connection's
-// temporary stage is written.
-func load(ctx context.Context, conn *pgx.Conn, path string, maxBytes int64, ro registry.Options) (*loaded, error) {
+// temporary stage is written. reading, when not nil, is told the bytes
+// read so far after each record.
+func load(ctx context.Context, conn *pgx.Conn, path string, maxBytes int64, ro registry.Options, reading func(done, total int64)) (*loaded, error) {
 	in, err := infile.Open(path, maxBytes)
 	if err != nil {
 		rej := &RejectedError{File: path, Errs: []error{err}, Format: ro.Format}
@@ -88,6 +89,9 @@ func load(ctx context.Context, conn *pgx.Conn, path string, maxBytes int64, ro r
 				return nil, err
 			}
 			l.Records++
+			if reading != nil {
+				reading(in.Done(), in.Size())
+			}
 			if rec.Kind == formats.Skip {
 				l.Skipped++
 				continue

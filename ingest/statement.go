@@ -83,7 +83,7 @@ func Statement(ctx context.Context, pool *pgxpool.Pool, path string, o Statement
 	defer closeConn()
 	ro := o.Reader
 	ro.Format, ro.Allowed, ro.Hasher, ro.Statement = o.Format, StatementFormats, o.Hasher, true
-	st, err := load(ctx, conn, path, o.MaxFileBytes, ro)
+	st, err := load(ctx, conn, path, o.MaxFileBytes, ro, nil)
 	if err != nil {
 		var rej *RejectedError
 		if errors.As(err, &rej) && rej.Format != "" {

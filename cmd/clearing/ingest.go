@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
 	"github.com/clearing-dev/clearing/formats/ipm"
 	"github.com/clearing-dev/clearing/formats/registry"
@@ -117,9 +115,10 @@ func runIngest(ctx context.Context, g *globalOptions, o ingestOptions, files []s
 	rejected, attention, held := 0, 0, 0
 	for _, file := range files {
 		began := g.now()
-		opts.Progress = g.progress(file)
+		bar := g.newProgress(file)
+		opts.Reading, opts.Progress = bar.hooks()
 		s, err := ingest.File(ctx, d.pool, file, opts)
-		g.endProgress()
+		bar.end()
 		if err != nil && !errors.Is(err, ingest.ErrRejected) {
 			return err // the database or the process failed: stop here
 		}
@@ -197,22 +196,4 @@ func alreadyQuarantined(s ingest.Summary) string {
 		b.WriteString(", " + itoa(s.Dismissed) + " dismissed")
 	}
 	return b.String()
-}
-
-// progress returns a progress callback that draws on stderr, or nil when
-// stderr is not a terminal: cron output stays clean.
-func (g *globalOptions) progress(file string) func(done, total int64) {
-	f, ok := g.stderr.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) || os.Getenv("CI") != "" {
-		return nil
-	}
-	return func(done, total int64) {
-		fmt.Fprintf(f, "\r%s: %d/%d records (%d%%)", file, done, total, done*100/max(total, 1))
-	}
-}
-
-func (g *globalOptions) endProgress() {
-	if f, ok := g.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) && os.Getenv("CI") == "" {
-		fmt.Fprint(f, "\r\033[K")
-	}
 }

@@ -88,6 +88,9 @@ func (c countingWriter) Write(p []byte) (int, error) {
 // Size is the file's size when it was opened.
 func (in *File) Size() int64 { return in.size }
 
+// Done is how many bytes of the file have been read so far.
+func (in *File) Done() int64 { return in.counted }
+
 // Read reads the file's next bytes.
 func (in *File) Read(p []byte) (int, error) { return in.r.Read(p) }
 
