@@ -106,3 +106,18 @@ UPDATE recon_class c
          WHERE l.reason = 'settles_group'
          ORDER BY r.id, r.level) m
  WHERE c.l_id = m.id AND c.s_id IS NULL AND c.class IN ('missing_in_statement', 'in_transit')`
+
+// holdMembers puts the items of a group whose settlement total differs from
+// them in class settlement_member: the total's break is the one thing a
+// person looks at, with the difference; its items are not breaks of their
+// own. A line that settles no group it names is compared with its day
+// (checkSettlements), and the day's items are its members.
+const holdMembers = `
+UPDATE recon_class c
+   SET class = 'settlement_member', reason = 'in_differing_total', group_id = m.gid, settled_by = m.s_id
+  FROM (SELECT DISTINCT ON (r.id) r.id, r.gid, l.s_id
+          FROM recon_class l
+          JOIN recon_members r ON r.gid = l.group_id AND r.currency = l.s_currency
+         WHERE l.class = 'settlement_total_mismatch'
+         ORDER BY r.id, r.level, l.s_id) m
+ WHERE c.l_id = m.id AND c.s_id IS NULL AND c.class IN ('missing_in_statement', 'in_transit')`

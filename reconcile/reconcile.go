@@ -185,6 +185,7 @@ SELECT max(last_date) FILTER (WHERE side = 'statement'),
 			{"match settlement totals to groups", matchGroups, []any{o.WindowDays, o.Tolerance, o.Tenant}},
 			{"settle the groups' items", settleMembers, nil},
 			{"check settlement totals", checkSettlements, append(period, o.Tolerance)},
+			{"hold the items of differing totals", holdMembers, nil},
 		}); err != nil {
 			return 0, err
 		}

@@ -251,7 +251,8 @@ var checkSettlements = `
 UPDATE recon_class c
    SET ledger_net = d.net,
        class  = CASE WHEN abs(c.s_amount - d.net) <= $5 THEN 'matched' ELSE 'settlement_total_mismatch' END,
-       reason = CASE WHEN abs(c.s_amount - d.net) <= $5 THEN 'agrees_with_daily_net' ELSE 'settlement_total_differs' END
+       reason = CASE WHEN abs(c.s_amount - d.net) <= $5 THEN 'agrees_with_daily_net' ELSE 'settlement_total_differs' END,
+       group_id = format('items of %s in %s', c.s_date, c.s_currency)
   FROM (SELECT s.s_date, s.s_currency, coalesce(sum(l.s_amount), 0) AS net
           FROM (SELECT DISTINCT s_date, s_currency FROM recon_class WHERE class = 'settlement_to_check') s
           LEFT JOIN (` + ledgerItems(true) + `) l ON l.value_date = s.s_date AND l.s_currency = s.s_currency
@@ -288,7 +289,7 @@ INSERT INTO discrepancies (tenant_id, run_id, seq, class, reason, is_break, expl
                            statement_currency, statement_date, statement_run_id, statement_line, correction_key,
                            ledger_net)
 SELECT $1, $2, row_number() OVER (ORDER BY c.class, c.reference, p.posting_key, l.line_key),
-       c.class, c.reason, c.class NOT IN ('corrected', 'returned', 'in_transit', 'settled'),
+       c.class, c.reason, c.class NOT IN ('corrected', 'returned', 'in_transit', 'settled', 'settlement_member'),
        CASE c.class
          WHEN 'missing_in_ledger' THEN format('statement shows %s for reference %s on %s (line %s); the ledger has no posting for it',
               clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.reference, c.s_date, l.line_key)
@@ -309,6 +310,9 @@ SELECT $1, $2, row_number() OVER (ORDER BY c.class, c.reference, p.posting_key, 
               clearing_side_text(c.l_amount, c.l_currency, el.exponent), c.reference, c.l_date, p.posting_key,
               clearing_side_text(CASE sl.direction WHEN 'C' THEN sl.amount_minor ELSE -sl.amount_minor END, sl.currency, eg.exponent),
               sl.value_date, sl.line_key, c.group_id)
+         WHEN 'settlement_member' THEN format('ledger posted %s for reference %s on %s (%s); it is one of the %s, whose settlement total on the statement (line %s) differs from them: that total''s break holds it',
+              clearing_side_text(c.l_amount, c.l_currency, el.exponent), c.reference, c.l_date, p.posting_key,
+              c.group_id, sl.line_key)
          WHEN 'ambiguous_settlement' THEN format('statement shows a settlement total of %s on %s (line %s); more than one group of ledger items nets to it, so which one it settles is for a person: %s',
               clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.s_date, l.line_key, c.group_id)
          WHEN 'missing_in_statement' THEN format('ledger posted %s for reference %s on %s (%s); the statement has no line for it',

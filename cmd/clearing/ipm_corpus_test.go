@@ -120,6 +120,14 @@ func TestIPMCorpusStoryPostsEachStepOnce(t *testing.T) {
 	                    AND statement_currency = 'USD' AND ledger_net - statement_amount = -13322`, c.tenant, run); n != 1 {
 		t.Fatalf("want the day-2 USD position to differ by the orphan chargeback, 133.22 USD")
 	}
+	// The position's items are held by its one break, not breaks of their own.
+	if n := c.count(`SELECT count(*) FROM discrepancies WHERE tenant_id = $1 AND run_id = $2 AND is_break`, c.tenant, run); n != 1 {
+		t.Fatalf("%d breaks, want 1: the day-2 USD position", n)
+	}
+	if n := c.count(`SELECT count(*) FROM discrepancies WHERE tenant_id = $1 AND run_id = $2 AND class = 'settlement_member'
+	                    AND ledger_currency = 'USD' AND ledger_date = '2026-11-03'`, c.tenant, run); n == 0 {
+		t.Fatal("the day-2 USD items are not held by their position's break")
+	}
 	if n := c.count(`SELECT count(*) FROM discrepancies WHERE tenant_id = $1 AND run_id = $2 AND class = 'settled'
 	                    AND ledger_currency = 'JPY'`, c.tenant, run); n == 0 {
 		t.Fatalf("no JPY item settled by a USD position")

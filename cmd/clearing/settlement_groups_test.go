@@ -182,6 +182,13 @@ settlement_group = "payout"
 	                    AND ledger_net - statement_amount = 25 AND explanation LIKE '%group P2%'`, c.tenant, run); n != 1 {
 		t.Fatalf("want payout P2 to differ from its rows by 0.25 EUR")
 	}
+	if n := c.count(`SELECT count(*) FROM discrepancies WHERE tenant_id = $1 AND run_id = $2 AND class = 'settlement_member'
+	                    AND explanation LIKE '%group P2%'`, c.tenant, run); n != 2 {
+		t.Fatalf("%d rows of payout P2 held by its break, want 2", n)
+	}
+	if n := c.count(`SELECT count(*) FROM discrepancies WHERE tenant_id = $1 AND run_id = $2 AND is_break`, c.tenant, run); n != 1 {
+		t.Fatalf("%d breaks, want 1: payout P2", n)
+	}
 	if n := unexplained(c, run); n != 0 {
 		t.Fatalf("%d currencies leave an unexplained remainder", n)
 	}

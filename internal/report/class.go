@@ -14,6 +14,7 @@ const (
 	ClassSettlementTotalMismatch = "settlement_total_mismatch"
 	ClassAmbiguousSettlement     = "ambiguous_settlement"
 	ClassSettled                 = "settled"
+	ClassSettlementMember        = "settlement_member"
 	ClassStatementUnbalanced     = "statement_unbalanced"
 	ClassInTransit               = "in_transit"
 	ClassReturned                = "returned"
@@ -48,6 +49,7 @@ var classTable = []Class{
 	{ClassInTransit, "ledger posting dated after the statement's last date: timing, not a break", false},
 	{ClassReturned, "explained by a posted return or reversal", false},
 	{ClassSettled, "settled by a settlement total on the statement: its batch, file or day nets to the total", false},
+	{ClassSettlementMember, "in a batch, file, payout or day whose settlement total differs: that total's break holds it", false},
 	{ClassCorrected, "resolved by an approved correction posting", false},
 	{ClassMatched, "ledger posting and statement line agree within the tolerance and the date window", false},
 }
