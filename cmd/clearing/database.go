@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -106,7 +107,30 @@ func (g *globalOptions) open(ctx context.Context, skipSchemaCheck bool) (*databa
 			return nil, err
 		}
 	}
+	if g.reads {
+		g.warnIfEmptyTenant(ctx, d.pool)
+	}
 	return d, nil
+}
+
+// warnIfEmptyTenant warns when the tenant holds nothing at all (no run, no
+// reconciliation), naming the tenants that do: '--tenant defualt' would
+// otherwise show an empty ledger without a word.
+func (g *globalOptions) warnIfEmptyTenant(ctx context.Context, pool *pgxpool.Pool) {
+	var known []string
+	err := pool.QueryRow(ctx, `
+SELECT CASE WHEN EXISTS (SELECT 1 FROM runs WHERE tenant_id = $1) OR EXISTS (SELECT 1 FROM reconciliations WHERE tenant_id = $1)
+            THEN NULL
+            ELSE coalesce((SELECT array_agg(t ORDER BY t) FROM (SELECT DISTINCT tenant_id AS t FROM runs LIMIT 20) x), '{}') END`,
+		g.tenant).Scan(&known)
+	if err != nil || known == nil {
+		return
+	}
+	others := "no tenant holds any data yet"
+	if len(known) > 0 {
+		others = "tenants with data: " + strings.Join(known, ", ")
+	}
+	g.log.Warn("tenant "+g.tenant+" holds no data; "+others, slog.String("tenant", g.tenant))
 }
 
 func (d *database) closeEmbedded(ctx context.Context) {

@@ -92,6 +92,7 @@ type globalOptions struct {
 	stdout, stderr io.Writer
 	log            *slog.Logger
 	started        bool      // a command's RunE began
+	reads          bool      // the command shows what the tenant holds (readingCommands)
 	began          time.Time // when it began
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -89,6 +90,7 @@ func newRootCommand(g *globalOptions) *cobra.Command {
 			if err := tenant.Validate(g.tenant); err != nil {
 				return usageError{err}
 			}
+			g.reads = readsLedger(cmd)
 			if cmd.Annotations[hashesAccounts] != "" {
 				return g.checkPIIKey()
 			}
@@ -222,4 +224,18 @@ func orList(words []string) string {
 		return strings.Join(words, "")
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// readingCommands are the commands, by their first word, that show what a
+// tenant holds; on a tenant that holds nothing they warn, naming those that
+// do, since a mistyped --tenant otherwise shows an empty ledger.
+var readingCommands = []string{"lookup", "balance", "runs", "report", "breaks", "returns", "quarantine", "ledger", "corrections"}
+
+func readsLedger(cmd *cobra.Command) bool {
+	for c := cmd; c != nil && c.HasParent(); c = c.Parent() {
+		if !c.Parent().HasParent() {
+			return slices.Contains(readingCommands, c.Name())
+		}
+	}
+	return false
 }

@@ -96,3 +96,25 @@ func TestInvalidTenantIsAUsageErrorForEveryCommand(t *testing.T) {
 		t.Fatal("with a valid tenant, ingest and statement import wrote nothing: the command lines test nothing")
 	}
 }
+
+// A mistyped tenant holds nothing: the commands that show a tenant's data
+// say so, naming the tenants that hold some, and read the empty one all
+// the same; the tenant that holds the data says nothing of the kind.
+func TestAnEmptyTenantIsNamedAsSuch(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.ingest(0, c.achFile("day.ach", ach.DefaultHeader(created), liveOnly(entries(3, 1))))
+	for _, args := range [][]string{{"runs"}, {"balance"}, {"breaks", "list"}} {
+		r := c.must(0, append([]string{"--tenant", "defualt"}, args...)...)
+		if !strings.Contains(r.stderr, "tenant defualt holds no data") || !strings.Contains(r.stderr, c.tenant) {
+			t.Fatalf("%v: no warning naming the tenant that holds data\n%v", args, r)
+		}
+		if r := c.must(0, args...); strings.Contains(r.stderr, "holds no data") {
+			t.Fatalf("%v: the tenant with data is warned about\n%v", args, r)
+		}
+	}
+	// Writing to a new tenant is how a tenant starts: no warning.
+	if r := c.must(0, "--tenant", "fresh", "ingest", c.achFile("other.ach", ach.DefaultHeader(created), liveOnly(entries(4, 1)))); strings.Contains(r.stderr, "holds no data") {
+		t.Fatalf("ingest into a new tenant warned\n%v", r)
+	}
+}
