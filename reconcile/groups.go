@@ -19,12 +19,13 @@ package reconcile
 // otherwise the line is ambiguous_settlement and names what fits, a break
 // for a person, never a guess. A matched group's items are settled, not
 // missing; a line that fits no group is compared with its day's net
-// (checkSettlements) and is a settlement_total_mismatch when it differs.
+// (checkSettlements) and is a settlement_total_mismatch when it differs,
+// whose group's items it holds (holdMembers).
 
 // groupMembers lists, once per group it belongs to, every ledger item that
 // a settlement total of the run could settle: those of a group they name,
-// and those dated within the window of the first and last such line. $1 tenant, $2 source, $3 from, $4 to, $5
-// the window in days.
+// and those dated within the window of the first and last such line. $1
+// tenant, $2 source, $3 from, $4 to, $5 the window in days.
 var groupMembers = `
 CREATE TEMP TABLE recon_members ON COMMIT DROP AS
 WITH span AS (
