@@ -132,32 +132,49 @@ func ListBreaks(ctx context.Context, q ledger.Querier, tenant, status string) ([
 }
 
 // BreaksOf returns every break whose item has key, in any class and
-// source, with its acknowledgements.
-func BreaksOf(ctx context.Context, q ledger.Querier, tenant, key string) ([]Break, error) {
-	rows, err := q.Query(ctx, selectBreak+` WHERE tenant_id = $1 AND item_key = $2 ORDER BY id`, tenant, key)
+// source, with its acknowledgements; arg may also be a break's id.
+func BreaksOf(ctx context.Context, q ledger.Querier, tenant, arg string) ([]Break, error) {
+	rows, err := q.Query(ctx, selectBreak+` WHERE tenant_id = $1 AND (item_key = $2 OR id::text = $2) ORDER BY id`, tenant, arg)
 	if err != nil {
-		return nil, fmt.Errorf("reconcile: breaks of %s: %w", key, err)
+		return nil, fmt.Errorf("reconcile: breaks of %s: %w", arg, err)
 	}
 	out, err := pgx.CollectRows(rows, scanBreak)
 	if err != nil {
-		return nil, fmt.Errorf("reconcile: breaks of %s: %w", key, err)
+		return nil, fmt.Errorf("reconcile: breaks of %s: %w", arg, err)
 	}
-	for i := range out {
-		rows, err := q.Query(ctx, `
-SELECT acked_at, login, reason, amount, run_id FROM break_acks WHERE tenant_id = $1 AND break_id = $2 ORDER BY acked_at`,
-			tenant, out[i].ID)
-		if err != nil {
-			return nil, fmt.Errorf("reconcile: acknowledgements of break %d: %w", out[i].ID, err)
+	// A key names its breaks; an id names its break only when no key is
+	// the same text.
+	if len(out) > 1 {
+		keyed := out[:0]
+		for _, b := range out {
+			if b.Key == arg {
+				keyed = append(keyed, b)
+			}
 		}
-		if out[i].Acks, err = pgx.CollectRows(rows, pgx.RowToStructByPos[BreakAck]); err != nil {
-			return nil, fmt.Errorf("reconcile: acknowledgements of break %d: %w", out[i].ID, err)
-		}
-		if out[i].Acks == nil {
-			out[i].Acks = []BreakAck{}
-		}
+		out = keyed
 	}
-	if out == nil {
-		out = []Break{}
+	if len(out) == 0 {
+		return []Break{}, nil
+	}
+	ids := make([]int64, len(out))
+	at := map[int64]int{}
+	for i, b := range out {
+		ids[i], at[b.ID] = b.ID, i
+	}
+	rows, err = q.Query(ctx, `
+SELECT break_id, acked_at, login, reason, amount, run_id FROM break_acks
+ WHERE tenant_id = $1 AND break_id = ANY ($2) ORDER BY break_id, acked_at`, tenant, ids)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: acknowledgements of the breaks of %s: %w", arg, err)
+	}
+	var id int64
+	var a BreakAck
+	_, err = pgx.ForEachRow(rows, []any{&id, &a.At, &a.Login, &a.Reason, &a.Amount, &a.RunID}, func() error {
+		out[at[id]].Acks = append(out[at[id]].Acks, a)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: acknowledgements of the breaks of %s: %w", arg, err)
 	}
 	return out, nil
 }

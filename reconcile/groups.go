@@ -20,7 +20,7 @@ package reconcile
 // for a person, never a guess. A matched group's items are settled, not
 // missing; a line that fits no group is compared with its day's net
 // (checkSettlements) and is a settlement_total_mismatch when it differs,
-// whose group's items it holds (holdMembers).
+// whose group's items it holds (classifyMembers).
 
 // groupMembers lists, once per group it belongs to, every ledger item that
 // a settlement total of the run could settle: those of a group they name,
@@ -95,30 +95,21 @@ UPDATE recon_class c
   FROM decided d
  WHERE c.s_id = d.s_id AND c.class = 'settlement_to_check'`
 
-// settleMembers marks the items of every matched group settled by the line
-// that matched it, when they were otherwise missing from the statement or
-// in transit.
-const settleMembers = `
+// classifyMembers gives the items of every decided group their class, once
+// every settlement total is decided: settled by the line that matched their
+// group, or settlement_member of a group whose total differs from them (the
+// group the line names, else its day: checkSettlements), whose one break
+// holds them, so that a person looks at one break with one difference and
+// not at every item of it. Only items otherwise missing from the statement
+// or in transit change class.
+const classifyMembers = `
 UPDATE recon_class c
-   SET class = 'settled', reason = 'in_settlement_total', group_id = m.gid, settled_by = m.s_id
-  FROM (SELECT DISTINCT ON (r.id) r.id, r.gid, l.s_id
+   SET class = m.class, reason = m.reason, group_id = m.gid, settled_by = m.s_id
+  FROM (SELECT DISTINCT ON (r.id) r.id, r.gid, l.s_id,
+               CASE WHEN l.reason = 'settles_group' THEN 'settled' ELSE 'settlement_member' END AS class,
+               CASE WHEN l.reason = 'settles_group' THEN 'in_settlement_total' ELSE 'in_differing_total' END AS reason
           FROM recon_class l
           JOIN recon_members r ON r.gid = l.group_id AND r.currency = l.s_currency
-         WHERE l.reason = 'settles_group'
-         ORDER BY r.id, r.level) m
- WHERE c.l_id = m.id AND c.s_id IS NULL AND c.class IN ('missing_in_statement', 'in_transit')`
-
-// holdMembers puts the items of a group whose settlement total differs from
-// them in class settlement_member: the total's break is the one thing a
-// person looks at, with the difference; its items are not breaks of their
-// own. A line that settles no group it names is compared with its day
-// (checkSettlements), and the day's items are its members.
-const holdMembers = `
-UPDATE recon_class c
-   SET class = 'settlement_member', reason = 'in_differing_total', group_id = m.gid, settled_by = m.s_id
-  FROM (SELECT DISTINCT ON (r.id) r.id, r.gid, l.s_id
-          FROM recon_class l
-          JOIN recon_members r ON r.gid = l.group_id AND r.currency = l.s_currency
-         WHERE l.class = 'settlement_total_mismatch'
+         WHERE l.reason = 'settles_group' OR l.class = 'settlement_total_mismatch'
          ORDER BY r.id, r.level, l.s_id) m
  WHERE c.l_id = m.id AND c.s_id IS NULL AND c.class IN ('missing_in_statement', 'in_transit')`

@@ -183,9 +183,8 @@ SELECT max(last_date) FILTER (WHERE side = 'statement'),
 		if err := run(ctx, tx, []step{
 			{"group ledger items", groupMembers, append(period, o.WindowDays)},
 			{"match settlement totals to groups", matchGroups, []any{o.WindowDays, o.Tolerance, o.Tenant}},
-			{"settle the groups' items", settleMembers, nil},
 			{"check settlement totals", checkSettlements, append(period, o.Tolerance)},
-			{"hold the items of differing totals", holdMembers, nil},
+			{"classify the groups' items", classifyMembers, nil},
 		}); err != nil {
 			return 0, err
 		}

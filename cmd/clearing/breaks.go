@@ -132,9 +132,12 @@ again. Connect as your own login in clearing_approver; the database records it.`
 			defer d.Close(ctx)
 			var acked []reconcile.Break
 			for _, key := range args {
-				bs, err := breaksNamed(ctx, g, d, key)
+				bs, err := reconcile.BreaksOf(ctx, d.pool, g.tenant, key)
 				if err != nil {
 					return err
+				}
+				if len(bs) == 0 {
+					return fmt.Errorf("%w: no break of key or id %q in tenant %q", reconcile.ErrNoBreak, key, g.tenant)
 				}
 				for _, b := range bs {
 					if b.Status == reconcile.BreakClosed {
@@ -155,25 +158,4 @@ again. Connect as your own login in clearing_approver; the database records it.`
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why the break may stay (required)")
 	return cmd
-}
-
-// breaksNamed finds the breaks a command-line argument names: a break id,
-// or an item's key.
-func breaksNamed(ctx context.Context, g *globalOptions, d *database, arg string) ([]reconcile.Break, error) {
-	bs, err := reconcile.BreaksOf(ctx, d.pool, g.tenant, arg)
-	if err != nil || len(bs) > 0 {
-		return bs, err
-	}
-	if id, perr := strconv.ParseInt(arg, 10, 64); perr == nil {
-		all, err := reconcile.ListBreaks(ctx, d.pool, g.tenant, "")
-		if err != nil {
-			return nil, err
-		}
-		for _, b := range all {
-			if b.ID == id {
-				return []reconcile.Break{b}, nil
-			}
-		}
-	}
-	return nil, fmt.Errorf("%w: no break of key or id %q in tenant %q", reconcile.ErrNoBreak, arg, g.tenant)
 }

@@ -91,6 +91,13 @@ func TestBreaksKeepTheirIdentityUntilTheyClose(t *testing.T) {
 	if n := c.count(`SELECT count(*) FROM break_acks WHERE tenant_id = $1 AND login LIKE '%alice%'`, c.tenant); n != int64(len(keys)) {
 		t.Fatalf("%d acknowledgements recorded with alice's login, want %d", n, len(keys))
 	}
+	// A break is named by its key or its id, with who acknowledged it.
+	id := c.count(`SELECT id FROM breaks WHERE tenant_id = $1 AND class = 'settlement_total_mismatch'`, c.tenant)
+	for _, arg := range []string{keys[len(keys)-1], itoa(id)} {
+		if r := c.must(0, "breaks", "show", arg); !strings.Contains(r.stdout, "ACHSETT") || !strings.Contains(r.stdout, "the bank confirmed both") {
+			t.Fatalf("breaks show %s does not show the settlement break and its acknowledgement\n%v", arg, r)
+		}
+	}
 	reconcile(0)
 	if got := breakOf("settlement_total_mismatch"); got.status != "acknowledged" || got.seenIn != 3 {
 		t.Fatalf("after the acknowledgement: %+v", got)

@@ -103,7 +103,7 @@ func newQuarantineShowCommand(g *globalOptions) *cobra.Command {
 				rows.Add("reference", h.Reference)
 				rows.Add("links to", h.LinkReference)
 				rows.Add("value date", h.ValueDate.Format("2006-01-02"))
-				rows.Add("account", "..."+h.AccountLast4)
+				rows.Add("account", last4(h.AccountLast4))
 				rows.Add("detail", h.Detail)
 				rows.Add("held by run", fmt.Sprintf("%d (%s, line %d) at %s, %d day(s) ago", h.FirstRunID, h.File, h.Line,
 					h.HeldAt.Format("2006-01-02 15:04:05 MST"), h.AgeDays))

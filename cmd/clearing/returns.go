@@ -116,6 +116,8 @@ func actionOf(it ledger.ReturnItem) returnAction {
 	return a
 }
 
+// last4 shows an account by its last four digits, the only part of it the
+// ledger keeps.
 func last4(s string) string {
 	if s == "" {
 		return ""

@@ -1,7 +1,5 @@
 package ledger
 
-import "strings"
-
 // originsOf is the postings a staged record's link can name: by reference,
 // or by alternative reference, each an index probe (one join with an OR of
 // the two would compare every link with every posting), and by the link's
@@ -22,30 +20,33 @@ func originsOf(stage string) string {
     SELECT ` + origin + ` FROM postings p
      WHERE ` + stage + `.link_reference IS NOT NULL AND NOT ` + stage + `.link_by_alt
        AND p.tenant_id || '' = $1 AND p.reference = ` + stage + `.link_reference
-       AND ` + carriesMoney + ` AND left(p.posting_key, length(` + stage + `.link_prefix)) = ` + stage + `.link_prefix
+       AND ` + carriesMoney("p") + ` AND left(p.posting_key, length(` + stage + `.link_prefix)) = ` + stage + `.link_prefix
     UNION ALL
     SELECT ` + origin + ` FROM postings p
      WHERE ` + stage + `.link_reference IS NOT NULL AND ` + stage + `.link_by_alt
        AND p.tenant_id || '' = $1 AND p.alt_reference = ` + stage + `.link_reference
-       AND ` + carriesMoney + ` AND left(p.posting_key, length(` + stage + `.link_prefix)) = ` + stage + `.link_prefix
+       AND ` + carriesMoney("p") + ` AND left(p.posting_key, length(` + stage + `.link_prefix)) = ` + stage + `.link_prefix
     UNION ALL
     SELECT ` + origin + ` FROM postings p
      WHERE ` + stage + `.link_fallback IS NOT NULL AND NOT ` + stage + `.link_by_alt
        AND p.tenant_id || '' = $1 AND p.alt_reference = ` + stage + `.link_fallback
-       AND ` + carriesMoney + ` AND left(p.posting_key, length(` + stage + `.link_fallback_prefix)) = ` + stage + `.link_fallback_prefix
+       AND ` + carriesMoney("p") + ` AND left(p.posting_key, length(` + stage + `.link_fallback_prefix)) = ` + stage + `.link_fallback_prefix
        AND NOT EXISTS (SELECT 1 FROM postings by_ref
                         WHERE by_ref.tenant_id || '' = $1 AND by_ref.reference = ` + stage + `.link_reference
-                          AND ` + strings.ReplaceAll(carriesMoney, "p.", "by_ref.") + `
+                          AND ` + carriesMoney("by_ref") + `
                           AND left(by_ref.posting_key, length(` + stage + `.link_prefix)) = ` + stage + `.link_prefix)`
 }
 
-// carriesMoney is the postings that carry a record's money under its key:
-// its clearing posting; a missing_in_ledger correction posted under the
-// key; or, when the correction was keyed by a bank's statement, the
-// reclassification the record's late arrival posted under <key>:reclass.
-const carriesMoney = `(p.kind = 'clearing'
-            OR (p.kind = 'correction' AND p.refers_to IS NULL AND strpos(p.posting_key, ':correction:') = 0)
-            OR (p.kind = 'reclass' AND right(p.posting_key, 8) = ':reclass'))`
+// carriesMoney is the condition that the posting named p is one that
+// carries a record's money under its key: its clearing posting; a
+// missing_in_ledger correction posted under the key; or, when the
+// correction was keyed by a bank's statement, the reclassification the
+// record's late arrival posted under <key>:reclass.
+func carriesMoney(p string) string {
+	return `(` + p + `.kind = 'clearing'
+            OR (` + p + `.kind = 'correction' AND ` + p + `.refers_to IS NULL AND strpos(` + p + `.posting_key, ':correction:') = 0)
+            OR (` + p + `.kind = 'reclass' AND right(` + p + `.posting_key, 8) = ':reclass'))`
+}
 
 // origin names a posting that carries money by the record's key and the
 // posting that holds it: a reclassification stands for its correction,
