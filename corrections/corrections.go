@@ -35,10 +35,36 @@ type Correction struct {
 	ProposedByRun     int64      `json:"proposed_by_run"`
 	CreatedAt         time.Time  `json:"created_at"`
 	Approvals         int        `json:"approvals"`
+	Needed            int        `json:"needed"`
+	ApprovedBy        []Approver `json:"approved_by"`
+	Break             *BreakRef  `json:"break"`
 	Decisions         []Decision `json:"decisions,omitempty"`
 
 	refersTo *int64
 	lineID   *int64
+}
+
+// Approver is a person whose approval of a correction counts, and the
+// database login it was made from.
+type Approver struct {
+	Operator string `json:"operator"`
+	Login    string `json:"login"`
+}
+
+func (a Approver) String() string {
+	if a.Operator == a.Login {
+		return a.Login
+	}
+	return a.Operator + " (login " + a.Login + ")"
+}
+
+// BreakRef is the break of the inventory that a correction corrects
+// (reconcile's breaks: the same source, class and item key).
+type BreakRef struct {
+	ID      int64  `json:"id"`
+	ItemKey string `json:"item_key"`
+	Status  string `json:"status"`
+	AgeDays int    `json:"age_days"`
 }
 
 // Decision is one operator's approval or rejection. Login is the database
@@ -56,17 +82,64 @@ type Decision struct {
 const selectCorrections = `
 SELECT c.id, c.correction_key, c.posting_key, c.class, c.status, c.source, c.reference, c.amount_minor, c.currency,
        c.direction, c.counter_account, c.settlement_account, c.value_date, c.explanation, c.proposed_by_run,
-       c.created_at, c.refers_to, c.line_id,
-       (SELECT count(*) FROM correction_decisions d
-         WHERE d.tenant_id = c.tenant_id AND d.correction_id = c.id AND d.decision = 'approve' AND d.login IS NOT NULL)
-  FROM corrections c`
+       c.created_at, c.refers_to, c.line_id, coalesce(a.approvers, '{}'), coalesce(a.logins, '{}'),
+       clearing_approvals_needed(c.tenant_id, c.currency, c.amount_minor),
+       b.id, b.item_key, b.status, b.age_days
+  FROM corrections c
+  LEFT JOIN LATERAL (
+       -- The approvals that count, as clearing_approvals_counted counts
+       -- them: one per login and person, by a login that approves still.
+       SELECT array_agg(x.operator ORDER BY x.first) AS approvers, array_agg(x.login ORDER BY x.first) AS logins
+         FROM (SELECT DISTINCT ON (d.person) d.person, d.login, d.operator, d.id AS first
+                 FROM correction_decisions d
+                WHERE d.tenant_id = $1 AND d.correction_id = c.id AND d.decision = 'approve'
+                  AND d.login IS NOT NULL AND d.person IS NOT NULL AND clearing_is_approver(d.login)
+                ORDER BY d.person, d.id) x) a ON true
+  LEFT JOIN LATERAL (
+       SELECT k.id, k.item_key, k.status, (current_date - k.first_seen::date) AS age_days
+         FROM breaks k
+        WHERE k.tenant_id = $1 AND k.source = c.source AND k.class = c.class
+          AND k.item_key = left(c.correction_key, -length(':correction:' || c.class))) b ON true`
 
 func scanCorrection(row pgx.CollectableRow) (Correction, error) {
 	var c Correction
+	var operators, logins []string
+	var breakID *int64
+	var breakKey, breakStatus *string
+	var breakAge *int32
 	err := row.Scan(&c.ID, &c.Key, &c.PostingKey, &c.Class, &c.Status, &c.Source, &c.Reference, &c.Amount,
 		&c.Currency, &c.Direction, &c.CounterAccount, &c.SettlementAccount, &c.ValueDate, &c.Explanation,
-		&c.ProposedByRun, &c.CreatedAt, &c.refersTo, &c.lineID, &c.Approvals)
-	return c, err
+		&c.ProposedByRun, &c.CreatedAt, &c.refersTo, &c.lineID, &operators, &logins, &c.Needed,
+		&breakID, &breakKey, &breakStatus, &breakAge)
+	if err != nil {
+		return c, err
+	}
+	c.ApprovedBy = make([]Approver, len(operators))
+	for i := range operators {
+		c.ApprovedBy[i] = Approver{Operator: operators[i], Login: logins[i]}
+	}
+	c.Approvals = len(c.ApprovedBy)
+	if breakID != nil {
+		c.Break = &BreakRef{ID: *breakID, ItemKey: *breakKey, Status: *breakStatus, AgeDays: int(*breakAge)}
+	}
+	return c, nil
+}
+
+// ApprovalState says in words how far the approval of c has come: who
+// approved, and what it still needs.
+func (c Correction) ApprovalState() string {
+	if c.Needed == 0 {
+		return "-"
+	}
+	who := make([]string, len(c.ApprovedBy))
+	for i, a := range c.ApprovedBy {
+		who[i] = a.String()
+	}
+	have := fmt.Sprintf("%d of %d", c.Approvals, c.Needed)
+	if len(who) > 0 {
+		have += ": " + strings.Join(who, ", ")
+	}
+	return have
 }
 
 // List returns corrections, newest first, optionally only those of one
@@ -139,15 +212,29 @@ func OfKey(ctx context.Context, q ledger.Querier, tenant, key string) ([]Correct
 	return out, nil
 }
 
-// Approval is what one approval did.
+// Approval is what one approval did, or why it was refused.
 type Approval struct {
-	ID         int64  `json:"id"`
-	Key        string `json:"key"`
-	Status     string `json:"status"` // approved (waiting for another login), posted
-	Approvals  int    `json:"approvals"`
-	Needed     int    `json:"needed"`
-	PostingKey string `json:"posting_key,omitempty"`
-	Note       string `json:"note"`
+	ID         int64      `json:"id"`
+	Key        string     `json:"key"`
+	Status     string     `json:"status"` // approved (waiting for another login), posted, refused
+	Amount     int64      `json:"amount"`
+	Currency   string     `json:"currency"`
+	Approvals  int        `json:"approvals"`
+	Needed     int        `json:"needed"`
+	ApprovedBy []Approver `json:"approved_by"`
+	PostingKey string     `json:"posting_key,omitempty"`
+	Note       string     `json:"note"`
+}
+
+// State says in words how far the approval has come (see
+// Correction.ApprovalState).
+func (a Approval) State() string {
+	return Correction{Approvals: a.Approvals, Needed: a.Needed, ApprovedBy: a.ApprovedBy}.ApprovalState()
+}
+
+func (a *Approval) from(c Correction) {
+	a.ID, a.Key, a.Amount, a.Currency = c.ID, c.Key, c.Amount, c.Currency
+	a.Approvals, a.Needed, a.ApprovedBy = c.Approvals, c.Needed, c.ApprovedBy
 }
 
 // Approve records the approval of correction id by the connection's login,
@@ -186,18 +273,22 @@ func Approve(ctx context.Context, pool *pgxpool.Pool, tenant string, id int64, o
 				}
 			}
 		}
-		a = Approval{ID: c.ID, Key: c.Key}
-		if err := tx.QueryRow(ctx, `SELECT status, approvals, needed FROM clearing_approve($1, $2, $3, $4)`,
-			tenant, c.ID, operator, reason).Scan(&a.Status, &a.Approvals, &a.Needed); err != nil {
+		var status string
+		if err := tx.QueryRow(ctx, `SELECT status FROM clearing_approve($1, $2, $3, $4)`,
+			tenant, c.ID, operator, reason).Scan(&status); err != nil {
 			return err
 		}
+		if c, err = getCorrection(ctx, tx, tenant, id); err != nil {
+			return err
+		}
+		a.from(c)
+		a.Status = status
 		switch {
-		case a.Status == "posted":
+		case status == "posted":
 			a.PostingKey, a.Note = c.PostingKey, "already posted; nothing more to do"
 			return nil
 		case a.Approvals < a.Needed:
-			a.Note = fmt.Sprintf("approved by %d of %d operators; a different operator (another login, another person) must approve before it posts",
-				a.Approvals, a.Needed)
+			a.Note = fmt.Sprintf("%d more approval needed, by another person from another login, before it posts", a.Needed-a.Approvals)
 			return nil
 		}
 		if err := failpoint.Hit(failpoint.ApproveRecorded); err != nil {
@@ -212,7 +303,37 @@ func Approve(ctx context.Context, pool *pgxpool.Pool, tenant string, id int64, o
 		a.Status, a.PostingKey, a.Note = "posted", c.PostingKey, "posted under "+c.PostingKey
 		return nil
 	})
-	return a, decisionError(err)
+	if err = decisionError(err); err != nil {
+		return refused(ctx, pool, tenant, id, operator, err), err
+	}
+	return a, nil
+}
+
+// refused is the Approval of a refused approval: the correction as it
+// stands, and why in words.
+func refused(ctx context.Context, pool *pgxpool.Pool, tenant string, id int64, operator string, err error) Approval {
+	a := Approval{ID: id, Status: "refused", ApprovedBy: []Approver{}, Note: strings.TrimPrefix(err.Error(), "corrections: ")}
+	c, gerr := Get(ctx, pool, tenant, id)
+	if gerr != nil {
+		return a
+	}
+	a.from(c)
+	switch {
+	case errors.Is(err, ErrSamePerson):
+		a.Note = fmt.Sprintf("%s already approved, from another login; a second person must approve", strings.TrimSpace(operator))
+	case errors.Is(err, ErrSameOperator):
+		var login string
+		if pool.QueryRow(ctx, `SELECT session_user`).Scan(&login) == nil {
+			a.Note = fmt.Sprintf("%s already approved; a second person must approve, from another login", login)
+		}
+	case errors.Is(err, ErrRejectedCorrection):
+		for _, d := range c.Decisions {
+			if d.Decision == "reject" {
+				a.Note = fmt.Sprintf("rejected by %s on %s (%s); rejection is final", d.Operator, d.At.Format("2006-01-02"), d.Reason)
+			}
+		}
+	}
+	return a
 }
 
 // awaitsDecision reports whether a correction still waits for decisions.
@@ -245,8 +366,10 @@ func decisionError(err error) error {
 		sentinel = ErrCorrectionNotFound
 	case sqlstateRejected:
 		sentinel = ErrRejectedCorrection
-	case sqlstateSameLogin, sqlstateSamePerson:
+	case sqlstateSameLogin:
 		sentinel = ErrSameOperator
+	case sqlstateSamePerson:
+		sentinel = ErrSamePerson
 	case sqlstateNotApproved:
 		sentinel = ErrNotApproved
 	case sqlstatePosted:

@@ -192,7 +192,7 @@ func TestProposingTwiceIsOneProposal(t *testing.T) {
 	run, c := d.missingInLedger(key, 1250)
 	want := Correction{ID: c.ID, Key: key + ":correction:missing_in_ledger", PostingKey: key, Class: "missing_in_ledger",
 		Status: "proposed", Source: source, Reference: key, Amount: 1250, Currency: "USD", Direction: "C",
-		CounterAccount: "suspense:ach", SettlementAccount: "settlement:ach", ProposedByRun: run}
+		CounterAccount: "suspense:ach", SettlementAccount: "settlement:ach", ProposedByRun: run, Needed: 2, ApprovedBy: []Approver{}}
 	c.ValueDate, c.CreatedAt, c.Explanation, c.refersTo, c.lineID = time.Time{}, time.Time{}, "", nil, nil
 	if fmt.Sprint(c) != fmt.Sprint(want) {
 		t.Fatalf("proposed\n%+v\nwant\n%+v", c, want)

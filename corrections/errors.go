@@ -1,6 +1,9 @@
 package corrections
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors of the correction workflow.
 var (
@@ -15,6 +18,9 @@ var (
 	// login, already approved the correction, and a different operator (a
 	// second login and a second person) is needed.
 	ErrSameOperator = errors.New("corrections: four eyes: a different operator must approve")
+	// ErrSamePerson is the ErrSameOperator of a person who approved
+	// already under another login.
+	ErrSamePerson = fmt.Errorf("%w: the same person approved under another login", ErrSameOperator)
 	// ErrStale means the discrepancy the correction was proposed for no
 	// longer exists.
 	ErrStale = errors.New("corrections: the discrepancy no longer exists")

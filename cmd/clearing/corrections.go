@@ -65,10 +65,10 @@ func newCorrectionsListCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			rows := output.Rows{Header: []string{"id", "status", "class", "amount", "currency", "direction", "approvals",
-				"key", "reference", "value date"}}
+				"break", "key", "reference", "value date"}}
 			for _, c := range cs {
 				rows.Add(itoa(c.ID), c.Status, c.Class, amountCell(g, c.Amount, c.Currency), c.Currency, direction(c.Direction),
-					strconv.Itoa(c.Approvals), c.Key, c.Reference, c.ValueDate.Format("2006-01-02"))
+					c.ApprovalState(), breakCell(c.Break), c.Key, c.Reference, c.ValueDate.Format("2006-01-02"))
 			}
 			return output.Write(g.stdout, g.output, cs, rows)
 		}),
@@ -76,6 +76,21 @@ func newCorrectionsListCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringVar(&status, "status", "", "only corrections of this status: proposed, approved, rejected or posted")
 	cmd.Flags().Int64Var(&run, "run", 0, "only corrections proposed by this reconciliation run")
 	return cmd
+}
+
+// breakCell names the break a correction corrects, its state and age.
+func breakCell(b *corrections.BreakRef) string {
+	if b == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%d (%s, %s)", b.ID, b.Status, days(b.AgeDays))
+}
+
+func days(n int) string {
+	if n == 1 {
+		return "1 day"
+	}
+	return strconv.Itoa(n) + " days"
 }
 
 // amountCell shows minor units in major units, except in CSV, which keeps
@@ -119,6 +134,8 @@ func newCorrectionsShowCommand(g *globalOptions) *cobra.Command {
 			rows.Add("reference", c.Reference)
 			rows.Add("value date", c.ValueDate.Format("2006-01-02"))
 			rows.Add("proposed by run", itoa(c.ProposedByRun))
+			rows.Add("corrects break", breakCell(c.Break))
+			rows.Add("approvals", c.ApprovalState())
 			rows.Add("explanation", c.Explanation)
 			for _, dec := range c.Decisions {
 				login := dec.Login
@@ -206,16 +223,16 @@ func runApprove(ctx context.Context, g *globalOptions, ids []int64, f decisionFl
 				return err
 			}
 			failures = append(failures, err)
-			// The note is for the operator, like stderr: without the Go
-			// package's prefix, which the move of the workflow out of
-			// reconcile would otherwise have changed.
-			a = corrections.Approval{ID: id, Status: "refused", Note: userMessage(err)}
 		}
 		results = append(results, a)
 	}
-	rows := output.Rows{Header: []string{"id", "status", "approvals", "key", "note"}}
+	rows := output.Rows{Header: []string{"id", "status", "amount", "approvals", "key", "note"}}
 	for _, a := range results {
-		rows.Add(itoa(a.ID), a.Status, fmt.Sprintf("%d of %d", a.Approvals, a.Needed), a.Key, a.Note)
+		amt := "-"
+		if a.Currency != "" {
+			amt = money.FormatCode(a.Amount, a.Currency)
+		}
+		rows.Add(itoa(a.ID), a.Status, amt, a.State(), a.Key, a.Note)
 	}
 	if err := output.Write(g.stdout, g.output, results, rows); err != nil {
 		return err

@@ -451,3 +451,112 @@ VALUES ($1, $2, 'approve', 'someone else', 'direct', $3, $3, 'someone else')`, c
 		t.Fatalf("%s with %d postings after one login's approvals", status, postings)
 	}
 }
+
+// An operator sees what an approval is about: the money, the break it
+// corrects, who approved and what is still needed; a refusal says why in
+// words.
+func TestOperatorsSeeTheMoneyTheBreakAndWhoApproved(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	p := plant(t, c)
+	p.importInto(c)
+	from, to := p.period()
+	c.reconcile(3, from, to)
+	missing := byClass(c.corrections(), "missing_in_ledger")
+	c.must(0, "config", "set", "corrections.four_eyes_above.USD", "1")
+	id := fmt.Sprint(missing.ID)
+	alice, bob := approverCLI(c, "alice"), approverCLI(c, "bob")
+
+	type approvalJSON struct {
+		Status     string `json:"status"`
+		Amount     int64  `json:"amount"`
+		Currency   string `json:"currency"`
+		Approvals  int    `json:"approvals"`
+		Needed     int    `json:"needed"`
+		ApprovedBy []struct {
+			Operator string `json:"operator"`
+			Login    string `json:"login"`
+		} `json:"approved_by"`
+		Note string `json:"note"`
+	}
+	approve := func(as *cli, want int, name string) approvalJSON {
+		t.Helper()
+		r := as.must(want, "-o", "json", "corrections", "approve", id, "--operator", name, "--reason", "checked with the bank")
+		var out []approvalJSON
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || len(out) != 1 {
+			t.Fatalf("approve: %v\n%v", err, r)
+		}
+		return out[0]
+	}
+
+	first := approve(alice, 0, "Alice Smith")
+	if first.Status != "approved" || first.Amount != missing.Amount || first.Currency != "USD" || first.Approvals != 1 ||
+		first.Needed != 2 || len(first.ApprovedBy) != 1 || first.ApprovedBy[0].Operator != "Alice Smith" ||
+		first.ApprovedBy[0].Login != loginOf(c, "alice") {
+		t.Fatalf("the first approval: %+v", first)
+	}
+	again := approve(alice, 1, "Alice Smith")
+	if again.Status != "refused" || again.Approvals != 1 || again.Needed != 2 ||
+		again.Note != loginOf(c, "alice")+" already approved; a second person must approve, from another login" {
+		t.Fatalf("the same login again: %+v", again)
+	}
+	text := alice.must(1, "corrections", "approve", id, "--operator", "Alice Smith", "--reason", "again")
+	if !strings.Contains(text.stdout, "1 of 2: Alice Smith (login "+loginOf(c, "alice")+")") || strings.Contains(text.stdout, "0 of 0") ||
+		!strings.Contains(text.stdout, money.FormatCode(missing.Amount, "USD")) {
+		t.Fatalf("the refusal as a table:\n%v", text)
+	}
+	if ds := c.decisions(missing.ID); len(ds) != 1 {
+		t.Fatalf("decisions after the refusal: %+v, want alice's alone", ds)
+	}
+
+	// The correction names the break of the inventory it corrects.
+	var breakID int64
+	if err := c.pool.QueryRow(context.Background(), `
+SELECT id FROM breaks WHERE tenant_id = $1 AND class = 'missing_in_ledger' AND item_key || ':correction:missing_in_ledger' = $2`,
+		c.tenant, missing.Key).Scan(&breakID); err != nil {
+		t.Fatal(err)
+	}
+	var listed []struct {
+		ID         int64 `json:"id"`
+		Approvals  int   `json:"approvals"`
+		Needed     int   `json:"needed"`
+		ApprovedBy []struct {
+			Operator string `json:"operator"`
+		} `json:"approved_by"`
+		Break *struct {
+			ID     int64  `json:"id"`
+			Status string `json:"status"`
+		} `json:"break"`
+	}
+	r := c.must(0, "-o", "json", "corrections", "list")
+	if err := json.Unmarshal([]byte(r.stdout), &listed); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, l := range listed {
+		if l.ID != missing.ID {
+			continue
+		}
+		found = true
+		if l.Approvals != 1 || l.Needed != 2 || len(l.ApprovedBy) != 1 || l.Break == nil || l.Break.ID != breakID || l.Break.Status != "open" {
+			t.Fatalf("listed: %+v (break %+v), want 1 of 2 and break %d open", l, l.Break, breakID)
+		}
+	}
+	if !found {
+		t.Fatalf("correction %d not listed:\n%s", missing.ID, r.stdout)
+	}
+	show := c.must(0, "corrections", "show", id)
+	for _, want := range []string{fmt.Sprintf("%d (open, 0 days)", breakID), "1 of 2: Alice Smith"} {
+		if !strings.Contains(show.stdout, want) {
+			t.Fatalf("corrections show lacks %q:\n%s", want, show.stdout)
+		}
+	}
+
+	last := approve(bob, 0, "Bob")
+	if last.Status != "posted" || last.Approvals != 2 || len(last.ApprovedBy) != 2 || last.ApprovedBy[1].Operator != "Bob" {
+		t.Fatalf("the second approval: %+v", last)
+	}
+	if status, postings, legs := c.correctionState(missing); status != "posted" || postings != 1 || legs != 2 {
+		t.Fatalf("after two operators: %s, %d postings, %d legs", status, postings, legs)
+	}
+}
