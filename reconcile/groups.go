@@ -1,5 +1,12 @@
 package reconcile
 
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
 // A bank statement rarely lists the entries of an ACH file: it shows one
 // line per batch or file on the settlement account, one per card settlement
 // day and currency. Such a line (line type settlement_total) settles a
@@ -113,3 +120,53 @@ UPDATE recon_class c
          WHERE l.reason = 'settles_group' OR l.class = 'settlement_total_mismatch'
          ORDER BY r.id, r.level, l.s_id) m
  WHERE c.l_id = m.id AND c.s_id IS NULL AND c.class IN ('missing_in_statement', 'in_transit')`
+
+// settledByOwnLines finds the settlement totals whose own lines the
+// statement lists: a camt batch entry with its transactions (TxDtls), keyed
+// <entry key>:<n> in the same import (docs/decisions/camt-batch-entries.md).
+// Those lines pair with the ledger's items one by one, so the total is
+// settled by them when they add up to it, and is not compared with a group
+// of the ledger, whose items would otherwise count twice. $1 tenant, $2 the
+// ids of the run's settlement totals. The totals are read by id, and the
+// session's recon_class is updated from the result, so that no distributed
+// table is joined to a temporary one.
+const settledByOwnLines = `
+SELECT t.id
+  FROM statement_lines t
+ CROSS JOIN LATERAL (SELECT count(*) AS n, sum(CASE d.direction WHEN 'C' THEN d.amount_minor ELSE -d.amount_minor END) AS net
+                       FROM statement_lines d
+                      WHERE d.tenant_id = $1 AND d.source = t.source AND d.run_id = t.run_id
+                        AND d.line_key > t.line_key || ':' AND d.line_key < t.line_key || ';'
+                        AND d.line_type <> 'settlement_total' AND d.currency = t.currency) d
+ WHERE t.tenant_id = $1 AND t.id = ANY ($2) AND d.n > 0
+   AND d.net = CASE t.direction WHEN 'C' THEN t.amount_minor ELSE -t.amount_minor END`
+
+// settleByOwnLines marks the settlement totals that their own lines settle
+// (settledByOwnLines) matched, and says whether any total is left to check
+// against the ledger's groups.
+func settleByOwnLines(ctx context.Context, tx pgx.Tx, tenant string) (left bool, err error) {
+	rows, err := tx.Query(ctx, `SELECT s_id FROM recon_class WHERE class = 'settlement_to_check'`)
+	if err != nil {
+		return false, fmt.Errorf("reconcile: settlement totals: %w", err)
+	}
+	totals, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil || len(totals) == 0 {
+		return false, err
+	}
+	rows, err = tx.Query(ctx, settledByOwnLines, tenant, totals)
+	if err != nil {
+		return false, fmt.Errorf("reconcile: settlement totals settled by their own lines: %w", err)
+	}
+	settled, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return false, fmt.Errorf("reconcile: settlement totals settled by their own lines: %w", err)
+	}
+	if len(settled) > 0 {
+		if _, err := tx.Exec(ctx, `
+UPDATE recon_class SET class = 'matched', reason = 'settled_by_its_lines'
+ WHERE class = 'settlement_to_check' AND s_id = ANY ($1)`, settled); err != nil {
+			return false, fmt.Errorf("reconcile: settlement totals settled by their own lines: %w", err)
+		}
+	}
+	return len(settled) < len(totals), nil
+}

@@ -175,9 +175,9 @@ SELECT max(last_date) FILTER (WHERE side = 'statement'),
 	}); err != nil {
 		return 0, err
 	}
-	var settlements bool
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM recon_class WHERE class = 'settlement_to_check')`).Scan(&settlements); err != nil {
-		return 0, fmt.Errorf("reconcile: %w", err)
+	settlements, err := settleByOwnLines(ctx, tx, o.Tenant)
+	if err != nil {
+		return 0, err
 	}
 	if settlements {
 		if err := run(ctx, tx, []step{
