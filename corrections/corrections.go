@@ -295,7 +295,10 @@ func Approve(ctx context.Context, pool *pgxpool.Pool, tenant string, id int64, o
 			return err
 		}
 		if _, err := ledger.PostCorrection(ctx, tx, tenant, c.ID); err != nil {
-			if errors.Is(err, ledger.ErrKeyTaken) {
+			switch {
+			case errors.Is(err, ledger.ErrKeyTaken) && c.Class == ClassQuarantined:
+				return fmt.Errorf("%w: the held record %s was released or dismissed since correction %d was proposed", ErrStale, c.PostingKey, c.ID)
+			case errors.Is(err, ledger.ErrKeyTaken):
 				return fmt.Errorf("%w: the ledger already holds %s, so the money this correction would post has arrived", ErrStale, c.PostingKey)
 			}
 			return err
@@ -384,6 +387,11 @@ func decisionError(err error) error {
 // reconciliation of its period no longer lists it, or the ledger now holds
 // what it would post.
 func checkStillNeeded(ctx context.Context, tx pgx.Tx, tenant string, c Correction) error {
+	if c.Class == ClassQuarantined {
+		// No reconciliation proposed it: the database refuses to post a held
+		// record that was resolved meanwhile (clearing_post_correction).
+		return nil
+	}
 	var newer int64
 	var listed bool
 	err := tx.QueryRow(ctx, `

@@ -340,6 +340,7 @@ var jsonTypes = map[string]any{
 	"quarantine show":     []ledger.Held{},
 	"quarantine release":  []ledger.Resolution{},
 	"quarantine dismiss":  []ledger.Resolution{},
+	"quarantine suspense": []corrections.SuspenseProposal{},
 	"config get":          []settings.Setting{},
 	"config set":          settings.Setting{},
 	"generate demo":       demo.Scenario{},

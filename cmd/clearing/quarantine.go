@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clearing-dev/clearing/corrections"
 	"github.com/clearing-dev/clearing/internal/ledger"
 	"github.com/clearing-dev/clearing/internal/money"
 	"github.com/clearing-dev/clearing/internal/output"
@@ -25,6 +26,13 @@ stays open until it is resolved, and each resolution is final:
              it, once, and closes it) or an operator released it
   dismissed  an operator said it must not post, with a reason
 
+  posted_to_suspense
+             a return or reversal whose original never arrived (or is
+             ambiguous) was posted under its own key against suspense: an
+             operator proposed it ('quarantine suspense'), and approvers
+             approved the correction with four eyes ('corrections approve');
+             the same record arriving again does not post a second time
+
 Ingesting its file again audits it as already_quarantined, with the run that
 first held it, and exits 3 while it is open; once it is dismissed the same file
 exits 0 for it.
@@ -33,10 +41,10 @@ Releasing and dismissing are the database login's: connect as your own login,
 a member of clearing_approver; the database records it with the reason. The
 owner of the schema and superusers never resolve held records.
 
-Statuses: open, released, dismissed.`,
+Statuses: open, released, dismissed, posted_to_suspense.`,
 	}
 	cmd.AddCommand(newQuarantineListCommand(g), newQuarantineShowCommand(g),
-		newQuarantineResolveCommand(g, "release"), newQuarantineResolveCommand(g, "dismiss"))
+		newQuarantineResolveCommand(g, "release"), newQuarantineResolveCommand(g, "dismiss"), newQuarantineSuspenseCommand(g))
 	return cmd
 }
 
@@ -69,8 +77,8 @@ func newQuarantineListCommand(g *globalOptions) *cobra.Command {
 			return output.Write(g.stdout, g.output, hs, rows)
 		}),
 	}
-	cmd.Flags().StringVar(&f.Status, "status", "", "only records of this status: open, released or dismissed")
-	restrictFlag(cmd.Flags(), "status", []string{"open", "released", "dismissed"})
+	cmd.Flags().StringVar(&f.Status, "status", "", "only records of this status: open, released, dismissed or posted_to_suspense")
+	restrictFlag(cmd.Flags(), "status", []string{"open", "released", "dismissed", "posted_to_suspense"})
 	cmd.Flags().StringVar(&f.Verdict, "verdict", "", "only records held with this verdict (orphan_return, in_file_duplicate, possible_resend, ...)")
 	cmd.Flags().IntVar(&f.Limit, "limit", 1000, "most records to list")
 	return cmd
@@ -185,5 +193,58 @@ func newQuarantineResolveCommand(g *globalOptions, verb string) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why (required; recorded with your database login)")
+	return cmd
+}
+
+// newQuarantineSuspenseCommand is 'quarantine suspense': it proposes the
+// corrections that post held returns and reversals against suspense.
+func newQuarantineSuspenseCommand(g *globalOptions) *cobra.Command {
+	var reason, account string
+	cmd := &cobra.Command{
+		Use:   "suspense KEY... --reason TEXT",
+		Short: "Propose posting held returns and reversals against suspense, for approvers to approve",
+		Long: `A held return or reversal whose original never arrives (or resolves to more
+than one posting) still moved money. 'quarantine suspense' proposes, for each
+open one under KEY, a correction of class quarantined that posts it under its
+own key against a suspense account (suspense:<source> unless --suspense-account
+says otherwise). Nothing posts yet: approvers approve it with 'corrections
+approve', with four eyes above its currency's threshold, and the final approval
+posts it and closes the held record as posted_to_suspense, in one transaction.
+If the held record is released or dismissed first, the correction posts
+nothing. The same record arriving again later is settled by that posting and
+does not post twice.`,
+		Example: `  clearing --database-url 'postgres://alice@db/clearing' quarantine suspense ach:1234567890::091000010000001 --reason "original paid out by the RDFI; confirmed by phone"
+  clearing --database-url 'postgres://bob@db/clearing' corrections approve 17 --operator "Bob Jones" --reason "second approval"`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: g.run(func(ctx context.Context, args []string) error {
+			if strings.TrimSpace(reason) == "" {
+				return usagef("--reason is required: every resolution of a held record is recorded with who and why")
+			}
+			d, err := g.open(ctx, false)
+			if err != nil {
+				return err
+			}
+			defer d.Close(ctx)
+			var all []corrections.SuspenseProposal
+			for _, key := range args {
+				ps, err := corrections.ProposeSuspense(ctx, d.pool, g.tenant, key, reason, account)
+				if err != nil {
+					return err
+				}
+				all = append(all, ps...)
+			}
+			rows := output.Rows{Header: []string{"key", "digest", "outcome", "correction"}}
+			for _, p := range all {
+				id := "-"
+				if p.CorrectionID != 0 {
+					id = itoa(p.CorrectionID)
+				}
+				rows.Add(p.Key, p.Digest[:12], p.Outcome, id)
+			}
+			return output.Write(g.stdout, g.output, all, rows)
+		}),
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why (required; recorded with your database login)")
+	cmd.Flags().StringVar(&account, "suspense-account", "", "the account to post against (default suspense:<source>)")
 	return cmd
 }

@@ -199,3 +199,93 @@ func TestDismissedQuarantineNoLongerNeedsAPerson(t *testing.T) {
 	}
 	c.must(0, "ledger", "verify")
 }
+
+// A held orphan return whose original never comes is posted against
+// suspense through the corrections path: proposed by one approver, posted
+// by the approvals four eyes asks for, once, closing the held record. The
+// orphan's file again, and then with its original in the ledger, posts the
+// return no second time.
+func TestHeldReturnIsPostedAgainstSuspenseWithFourEyes(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	es := liveOnly(entries(73, 6))
+	for i := range es {
+		es[i].CompanyID = "7373737373"
+	}
+	orig := es[1]
+	ret := ach.ReturnOf(orig, "R01", 1)
+	orphan := c.returnFile("orphan.ach", ret)
+	c.ingest(3, orphan)
+	c.must(0, "config", "set", "corrections.four_eyes_above.USD", "0") // every correction needs two
+	alice, bob := approverCLI(c, "alice"), approverCLI(c, "bob")
+
+	// A reader may not propose; an approver proposes, and proposing again
+	// proposes nothing new.
+	reader := *c
+	reader.url = loginURL(c, "reader", "rita")
+	reader.must(1, "quarantine", "suspense", ret.Key(), "--reason", "no original")
+	r := alice.must(0, "-o", "json", "quarantine", "suspense", ret.Key(), "--reason", "the RDFI confirmed the original was never ours")
+	var ps []struct {
+		CorrectionID int64  `json:"correction_id"`
+		Outcome      string `json:"outcome"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &ps); err != nil || len(ps) != 1 || ps[0].Outcome != "proposed" || ps[0].CorrectionID == 0 {
+		t.Fatalf("propose: %v\n%v", err, r)
+	}
+	id := itoa(ps[0].CorrectionID)
+	if r := alice.must(0, "quarantine", "suspense", ret.Key(), "--reason", "again"); !strings.Contains(r.stdout, "already_proposed") {
+		t.Fatalf("proposing again:\n%v", r)
+	}
+	if n := c.count(`SELECT count(*) FROM corrections WHERE tenant_id = $1 AND class = 'quarantined'`, c.tenant); n != 1 {
+		t.Fatalf("%d quarantined corrections, want 1", n)
+	}
+	if got := c.heldState(ret.Key()); got != "open" {
+		t.Fatalf("a proposal resolved the held record: %s", got)
+	}
+
+	alice.must(0, "corrections", "approve", id, "--operator", "alice", "--reason", "no original")
+	if n := c.count(`SELECT count(*) FROM postings WHERE tenant_id = $1 AND posting_key = $2`, c.tenant, ret.Key()); n != 0 {
+		t.Fatalf("one approval posted the return")
+	}
+	bob.must(0, "corrections", "approve", id, "--operator", "bob", "--reason", "second approval")
+	var kind, account string
+	var amount int64
+	if err := c.pool.QueryRow(t.Context(), `SELECT kind, account, amount_minor FROM postings WHERE tenant_id = $1 AND posting_key = $2`,
+		c.tenant, ret.Key()).Scan(&kind, &account, &amount); err != nil {
+		t.Fatalf("the approved return is not posted under its own key: %v", err)
+	}
+	if kind != "correction" || account != "suspense:ach" || amount != orig.Amount {
+		t.Fatalf("posted %s to %s, %d; want a correction to suspense:ach of %d", kind, account, amount, orig.Amount)
+	}
+	if got := c.heldState(ret.Key()); got != "posted_to_suspense" {
+		t.Fatalf("held state after posting: %s", got)
+	}
+	if n := c.count(`SELECT count(*) FROM legs l JOIN postings p ON p.tenant_id = l.tenant_id AND p.id = l.posting_id
+	                  WHERE p.tenant_id = $1 AND p.posting_key = $2`, c.tenant, ret.Key()); n != 2 {
+		t.Fatalf("%d legs, want 2", n)
+	}
+	if r := c.must(0, "quarantine", "list", "--status", "posted_to_suspense"); !strings.Contains(r.stdout, ret.Key()) {
+		t.Fatalf("quarantine list --status posted_to_suspense:\n%v", r)
+	}
+
+	// The orphan's file again: settled, nothing posts, nobody is needed.
+	postings := c.postings()
+	if s := c.ingest(0, orphan)[0]; s.Settled != 1 || s.Posted != 0 || s.AlreadyQuarantined != 0 {
+		t.Fatalf("orphan after its suspense posting: %+v", s)
+	}
+	// Its original arrives, and then the orphan's file once more: the
+	// original posts, the return does not post again.
+	if s := c.ingest(0, c.achFile("day.ach", ach.DefaultHeader(created), es))[0]; s.Posted != int64(len(es)) || s.Released != 0 {
+		t.Fatalf("the original's file: %+v", s)
+	}
+	if s := c.ingest(0, orphan)[0]; s.Settled != 1 || s.Posted != 0 {
+		t.Fatalf("orphan with its original in the ledger: %+v", s)
+	}
+	if got, want := c.postings(), postings+int64(len(es)); got != want {
+		t.Fatalf("%d postings, want %d: the return posted twice", got, want)
+	}
+	if n := c.count(`SELECT count(*) FROM postings WHERE tenant_id = $1 AND kind IN ('return', 'correction')`, c.tenant); n != 1 {
+		t.Fatalf("%d return or correction postings, want the one against suspense", n)
+	}
+	c.must(0, "ledger", "verify")
+}

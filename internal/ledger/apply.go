@@ -72,6 +72,9 @@ func Apply(ctx context.Context, tx pgx.Tx, st *stage.Stage, b *Batch, lo, hi int
 	if err := settleLateArrivals(ctx, tx, b, lo, hi); err != nil {
 		return c, err
 	}
+	if err := settleSuspended(ctx, tx, b, lo, hi); err != nil {
+		return c, err
+	}
 	var clearingPosted, noticesAdded int64
 	if p.clearing > 0 {
 		if err := tx.QueryRow(ctx, postClearing.Call(), b.Tenant, b.RunID, lo, hi, b.Source).Scan(&clearingPosted); err != nil {

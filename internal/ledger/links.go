@@ -69,6 +69,7 @@ UPDATE record_stage s
        base_direction = r.base_direction,
        parent_id      = par.id,
        outcome = CASE
+           WHEN s.outcome IS NOT NULL THEN s.outcome -- settled by a suspense posting (settledBySuspense)
            WHEN r.n = 0 THEN 'orphan_return'
            WHEN r.n > 1 THEN 'ambiguous_original'
            WHEN par.id IS NULL THEN 'orphan_return'

@@ -207,6 +207,43 @@ func holdAudited(ctx context.Context, tx pgx.Tx, b *Batch, lo, hi int64) error {
 	return nil
 }
 
+// settledBySuspense marks the chunk's records that an approved correction
+// already posted against suspense while they were held (a quarantined
+// correction, migration 00019): the same record, by its own key and
+// digest, arriving again, now perhaps with its original in the ledger. Its
+// money is in the ledger once already, so it is settled_by_correction and
+// does not post a second time under the key its original would give it.
+const settledBySuspense = `
+UPDATE record_stage s
+   SET outcome = 'settled_by_correction', settles_id = x.posting_id
+  FROM (SELECT s2.seq, d.posting_id
+          FROM record_stage s2
+         CROSS JOIN LATERAL (SELECT d.posting_id FROM quarantine q
+                               JOIN quarantine_decisions d ON d.tenant_id = q.tenant_id AND d.record_key = q.record_key
+                                                          AND d.digest = q.digest
+                              WHERE q.tenant_id = $1 AND q.own_key = s2.own_key AND q.digest = s2.digest
+                                AND d.tenant_id = $1 AND d.decision = 'posted_to_suspense' LIMIT 1) d
+         WHERE s2.seq BETWEEN $2 AND $3 AND s2.outcome IS NULL AND s2.kind IN ('return', 'reversal')) x
+ WHERE s.seq = x.seq AND s.seq BETWEEN $2 AND $3`
+
+// settleSuspended runs settledBySuspense for the chunk lo..hi, when the
+// tenant has posted any held record against suspense.
+func settleSuspended(ctx context.Context, tx pgx.Tx, b *Batch, lo, hi int64) error {
+	var any bool
+	if err := tx.QueryRow(ctx, `
+SELECT EXISTS (SELECT 1 FROM quarantine_decisions WHERE tenant_id = $1 AND decision = 'posted_to_suspense')`,
+		b.Tenant).Scan(&any); err != nil {
+		return fmt.Errorf("ledger: look for records posted against suspense: %w", err)
+	}
+	if !any {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, settledBySuspense, b.Tenant, lo, hi); err != nil {
+		return fmt.Errorf("ledger: match records to their suspense postings %d-%d: %w", lo, hi, err)
+	}
+	return nil
+}
+
 // HeldBy returns the runs that first held the records run audited as
 // already_quarantined, oldest first.
 func HeldBy(ctx context.Context, q Querier, tenant string, run int64) ([]int64, error) {
