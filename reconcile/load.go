@@ -203,7 +203,8 @@ SELECT d.class, d.reason, d.is_break, d.explanation, d.reference, coalesce(d.cor
        d.statement_amount, coalesce(d.statement_currency, ''), d.statement_date, d.ledger_net,
        d.statement_difference,
        coalesce(b.status = 'acknowledged', false), coalesce(to_char(b.first_seen, 'YYYY-MM-DD'), ''),
-       coalesce(current_date - b.first_seen::date, 0)
+       coalesce(current_date - b.first_seen::date, 0),
+       coalesce(c.status, ''), rj.operator, coalesce(rj.login, rj.db_role), rj.reason, rj.decided_at
   FROM discrepancies d
   JOIN reconciliations rr ON rr.tenant_id = d.tenant_id AND rr.id = d.run_id
   LEFT JOIN runs lr ON lr.tenant_id = d.tenant_id AND lr.id = d.ledger_run_id
@@ -211,6 +212,13 @@ SELECT d.class, d.reason, d.is_break, d.explanation, d.reference, coalesce(d.cor
   -- A break's place in the inventory, as it stands now.
   LEFT JOIN breaks b ON d.is_break AND b.tenant_id = d.tenant_id AND b.source = rr.source AND b.class = d.class
                     AND b.item_key = coalesce(d.posting_key, d.line_key, d.reference)
+  -- The break's correction as it stands now, and who rejected it and why.
+  LEFT JOIN corrections c ON c.tenant_id = d.tenant_id AND c.correction_key = d.correction_key
+  LEFT JOIN LATERAL (SELECT cd.operator, cd.login, cd.db_role, cd.reason, cd.decided_at
+                       FROM correction_decisions cd
+                      WHERE c.status = 'rejected' AND cd.tenant_id = c.tenant_id AND cd.correction_id = c.id
+                        AND cd.decision = 'reject'
+                      ORDER BY cd.decided_at, cd.id LIMIT 1) rj ON true
  WHERE d.tenant_id = $1 AND d.run_id = $2
  ORDER BY d.seq`, tenant, runID)
 	if err != nil {
@@ -223,12 +231,21 @@ SELECT d.class, d.reason, d.is_break, d.explanation, d.reference, coalesce(d.cor
 		var lDate, sDate *time.Time
 		var l, s report.Side
 		var net, unbalanced *money.Total
+		var rejOperator, rejLogin, rejReason *string
+		var rejAt *time.Time
 		err := row.Scan(&d.Class, &d.Reason, &d.Break, &d.Explanation, &d.Reference, &d.CorrectionKey,
 			&lKey, &l.Kind, &l.File, &l.Line, &lAmt, &l.Currency, &lDate,
 			&sKey, &s.Kind, &s.File, &s.Line, &sAmt, &s.Currency, &sDate, &net, &unbalanced,
-			&d.Acknowledged, &d.FirstSeen, &d.AgeDays)
+			&d.Acknowledged, &d.FirstSeen, &d.AgeDays,
+			&d.CorrectionStatus, &rejOperator, &rejLogin, &rejReason, &rejAt)
 		if err != nil {
 			return d, err
+		}
+		if rejOperator != nil {
+			d.Rejection = &report.Rejection{Operator: *rejOperator, Reason: *rejReason, At: rejAt.UTC()}
+			if rejLogin != nil {
+				d.Rejection.Login = *rejLogin
+			}
 		}
 		if lKey != nil {
 			l.Key, l.Amount, l.ValueDate = *lKey, *lAmt, lDate.Format(time.DateOnly)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/clearing-dev/clearing/internal/report"
 	"github.com/clearing-dev/clearing/reconcile"
@@ -17,6 +18,7 @@ import (
 func newReconcileCommand(g *globalOptions) *cobra.Command {
 	var o reconcile.Options
 	var from, to, window, metricsFile string
+	var csvOpts report.CSVOptions
 	cmd := &cobra.Command{
 		Annotations: map[string]string{rendersReport: "yes"},
 		Use:         "reconcile --source NAME --from DATE --to DATE [flags]",
@@ -65,7 +67,7 @@ usage error (exit 2) that names the tenant's sources; nothing is stored.`,
 			if o.WindowDays, err = parseDays(window); err != nil {
 				return usagef("--window %q: use a number of days such as 3d", window)
 			}
-			return runReconcile(ctx, g, o, metricsFile)
+			return runReconcile(ctx, g, o, metricsFile, csvOpts)
 		}),
 	}
 	f := cmd.Flags()
@@ -77,7 +79,14 @@ usage error (exit 2) that names the tenant's sources; nothing is stored.`,
 	f.StringVar(&o.AdjustmentsAccount, "adjustments-account", "", "account for amount differences and fees (default adjustments:<source>)")
 	f.StringVar(&o.SuspenseAccount, "suspense-account", "", "account for money the ledger lacks (default suspense:<source>)")
 	bindMetricsFlag(f, &metricsFile)
+	bindAllFlag(f, &csvOpts)
 	return cmd
+}
+
+// bindAllFlag adds --all, which makes the CSV form list every item rather
+// than only the breaks.
+func bindAllFlag(f *pflag.FlagSet, o *report.CSVOptions) {
+	f.BoolVar(&o.All, "all", false, "with -o csv, list every item, the explained ones too (default: only the breaks)")
 }
 
 // parseDays reads "3d" or "3" as three days.
@@ -89,7 +98,7 @@ func parseDays(s string) (int, error) {
 	return n, nil
 }
 
-func runReconcile(ctx context.Context, g *globalOptions, o reconcile.Options, metricsFile string) (err error) {
+func runReconcile(ctx context.Context, g *globalOptions, o reconcile.Options, metricsFile string, csvOpts report.CSVOptions) (err error) {
 	m := newCommandMetrics(metricsFile, "reconcile")
 	defer func() { err = m.finish(g, err) }()
 	d, err := g.open(ctx, false)
@@ -117,22 +126,27 @@ func runReconcile(ctx context.Context, g *globalOptions, o reconcile.Options, me
 	if err := m.reconciled(ctx, d.pool, g.tenant, r); err != nil {
 		return err
 	}
-	return g.logReconcileSummary(r, writeReport(g, r))
+	return g.logReconcileSummary(r, writeReport(g, r, csvOpts))
 }
 
 func newReportCommand(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
+	var csvOpts report.CSVOptions
+	cmd := &cobra.Command{
 		Annotations: map[string]string{rendersReport: "yes"},
 		Use:         "report RUN|latest",
 		Short:       "Show a stored reconciliation as a table, CSV, JSON or HTML",
-		Long: `Show a stored reconciliation run. -o table (the default) prints the summary,
-the bridge per currency and the breaks grouped by class; -o csv prints one row
-per discrepancy; -o json prints the documented report document (docs/report.md);
--o html prints a self-contained page with the bridge, a chart of breaks by class
-and amount, and the break list.`,
+		Long: `Show a stored reconciliation run. -o table (the default) prints the verdict,
+the summary, the bridge per currency (the auditor's form: ledger balance plus
+open and acknowledged items equals statement balance, then by class) and the
+breaks grouped by class; -o csv prints one row per break (--all: per
+discrepancy); -o json prints the documented report document (docs/report.md);
+-o html prints a self-contained page that opens with the verdict, the breaks by
+class and the bridge, then a chart of breaks by class and amount, and the break
+list.`,
 		Example: `  clearing report 7
   clearing report latest -o html > recon-2026-11.html
-  clearing report 7 -o csv > breaks.csv`,
+  clearing report 7 -o csv > breaks.csv
+  clearing report 7 -o csv --all > every-item.csv`,
 		Args: cobra.ExactArgs(1),
 		RunE: g.run(func(ctx context.Context, args []string) error {
 			id, err := strconv.ParseInt(args[0], 10, 64)
@@ -153,14 +167,16 @@ and amount, and the break list.`,
 			if err != nil {
 				return err
 			}
-			return writeReport(g, r)
+			return writeReport(g, r, csvOpts)
 		}),
 	}
+	bindAllFlag(cmd.Flags(), &csvOpts)
+	return cmd
 }
 
 // writeReport prints r and reports breaks as needing attention.
-func writeReport(g *globalOptions, r *report.Report) error {
-	if err := report.Write(g.stdout, g.output, r); err != nil {
+func writeReport(g *globalOptions, r *report.Report, csvOpts report.CSVOptions) error {
+	if err := report.WriteWith(g.stdout, g.output, r, csvOpts); err != nil {
 		return err
 	}
 	if r.OneSided() {

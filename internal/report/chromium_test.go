@@ -61,12 +61,15 @@ var (
 	styleElement = regexp.MustCompile(`(?s)<style>.*?</style>`)
 	anyTag       = regexp.MustCompile(`<[^>]*>`)
 	spaces       = regexp.MustCompile(`\s+`)
+	keyPart      = regexp.MustCompile(`<span class="part">([^<]*)</span>|<wbr>`)
 )
 
 // pageText is the text a reader sees: the DOM without its style sheet and
-// tags, entities decoded, runs of white space made one space.
+// tags, entities decoded, runs of white space made one space. The parts of
+// a key, and the line breaks allowed between them, are the key's text.
 func pageText(dom string) string {
-	s := anyTag.ReplaceAllString(styleElement.ReplaceAllString(dom, " "), " ")
+	s := keyPart.ReplaceAllString(dom, "$1")
+	s = anyTag.ReplaceAllString(styleElement.ReplaceAllString(s, " "), " ")
 	return strings.TrimSpace(spaces.ReplaceAllString(html.UnescapeString(s), " "))
 }
 
@@ -78,27 +81,40 @@ func TestHTMLInChromium(t *testing.T) {
 		want []string
 	}{
 		{"full", fullReport(), []string{
+			// The verdict, the breaks by class and the bridge come first.
 			"UNEXPLAINED DIFFERENCE: 1.00 USD. Every discrepancy must be classified; this report does not balance. Reconciliation run 42",
-			"Ledger total 50000.00 USD Statement total 50936.99 USD Ledger minus statement -936.99 USD",
-			"Outside the totals Difference Items settlement_total_mismatch 10.00 USD 1",
-			"settlement_total_mismatch 1 break, 10.00 USD",
-			"missing_in_ledger -1245.50 USD 2",
+			"2026-11-30 10 breaks need a person, worth 1,353.00 USD and 6,000 JPY (the sum of their differences, either sign); 1 acknowledged break needs no one; unexplained remainder 1.00 USD: the report does not balance. Breaks by class",
+			"Missing in the ledger missing_in_ledger USD 2 0 1,245.50 USD -1,245.50 USD 1,245.50 USD",
+			"Amounts differ amount_mismatch USD 0 1 5.00 USD 5.00 USD -5.00 USD",
+			"Ledger balance 50,000.00 USD -50,000.00 USD + open breaks: need a person 7 1,118.00 USD -1,118.00 USD + acknowledged breaks 1 -5.00 USD 5.00 USD",
+			"+ UNEXPLAINED -1.00 USD 1.00 USD = Statement balance 50,876.99 USD -50,876.99 USD",
+			"Ledger total 50,000.00 USD Statement total 50,876.99 USD Ledger minus statement -876.99 USD",
+			"Outside the totals Difference Items Settlement total differs settlement_total_mismatch 10.00 USD 1",
+			"Settlement total differs settlement_total_mismatch 1 break, 10.00 USD",
+			"Missing in the ledger missing_in_ledger -1,245.50 USD 2",
 			"UNEXPLAINED DIFFERENCE IN USD: 1.00 USD",
 			"UNEXPLAINED: DOES NOT BALANCE 1.00 USD",
-			"Ledger total 20000 JPY Statement total 11000 JPY Ledger minus statement 9000 JPY",
+			"Ledger total 20,000 JPY Statement total 11,000 JPY Ledger minus statement 9,000 JPY",
 			"Unexplained (balances) 0 JPY",
-			"missing_in_ledger 2 breaks, 1245.50 USD",
-			"missing_in_statement 1 break, 5000 JPY",
-			"missing_in_ledger: 2 breaks", "missing_in_statement: 2 breaks", "amount_mismatch: 2 breaks",
-			"currency_mismatch: 1 break", "date_out_of_window: 1 break", "duplicate_in_statement: 1 break",
-			"unbooked_fee: 1 break", "settlement_total_mismatch: 1 break",
+			"Missing in the ledger missing_in_ledger 2 breaks, 1,245.50 USD",
+			"Missing on the statement missing_in_statement 1 break, 5,000 JPY",
+			// A heading's code is an element of its own: " :" is the tag's gap.
+			"Missing in the ledger missing_in_ledger : 2 breaks", "Missing on the statement missing_in_statement : 2 breaks",
+			"Amounts differ amount_mismatch : 2 breaks", "Currencies differ currency_mismatch : 1 break",
+			"Dates too far apart date_out_of_window : 1 break", "Duplicate on the statement duplicate_in_statement : 1 break",
+			"Fee not booked unbooked_fee : 1 break", "Settlement total differs settlement_total_mismatch : 1 break",
 			"The statement has a credit of 1200.00 USD that the ledger does not have.",
+			"1,200.00 USD bank -1,200.00 -1,200.00 USD bank 1,200.00",
 			`Statement says: <script>alert("paid")</script> 120.00 USD against a posting of 125.00 USD.`,
+			"091000010000008 first seen 2026-11-22, 9 days old acknowledged",
+			"Correction rejected by alice on 2026-11-29: the bank confirmed 120.00; the ledger is right",
 			`acme-2026-11\x1b[2J.bai2`,
-			"Class Items in_transit 2 returned 1 corrected 1 matched 1",
+			"Class Items In transit in_transit 2 Returned returned 1 Corrected corrected 1 Matched matched 1",
 		}},
 		{"empty", emptyReport(), []string{
-			"NOTHING TO COMPARE: neither ledger postings nor statement lines of source ach:odfi-1 from 2026-11-01 to 2026-11-30. Reconciliation run 44", "No currencies compared.", "Breaks by class and amount No breaks.", "Breaks No breaks.",
+			"NOTHING TO COMPARE: neither ledger postings nor statement lines of source ach:odfi-1 from 2026-11-01 to 2026-11-30. Reconciliation run 44",
+			"Balanced: every difference is explained and no break needs a person; nothing unexplained. Breaks by class No breaks. Bridge",
+			"No currencies compared.", "Breaks by class and amount No breaks.", "Breaks No breaks.",
 		}},
 	}
 	for _, tc := range cases {

@@ -22,10 +22,12 @@ const (
 	ClassMatched                 = "matched"
 )
 
-// Class describes one discrepancy class: its code, a one-line meaning for
-// readers of the report, and whether an item in it needs a person.
+// Class describes one discrepancy class: its code, its name in words for
+// readers of the report (shown with the code beside it), a one-line
+// meaning, and whether an item in it needs a person.
 type Class struct {
 	Code    string
+	Name    string
 	Meaning string
 	Break   bool
 }
@@ -36,22 +38,22 @@ type Class struct {
 // before what does not. It is the order reconciliation stores them in.
 // docs/report.md repeats this table; a test keeps the two in step.
 var classTable = []Class{
-	{ClassMissingInLedger, "the statement has it and the ledger does not", true},
-	{ClassMissingInStatement, "the ledger has it, within the statement's dates, and the statement does not", true},
-	{ClassAmountMismatch, "same reference and currency, amounts differ by more than the tolerance", true},
-	{ClassCurrencyMismatch, "same reference, different currencies", true},
-	{ClassDateOutOfWindow, "same reference and amount, value dates further apart than the window", true},
-	{ClassDuplicateInStatement, "the statement lists the same item more than once", true},
-	{ClassUnbookedFee, "a fee or charge on the statement that the ledger has not booked", true},
-	{ClassSettlementTotalMismatch, "a settlement total on the statement differs from the ledger items it settles", true},
-	{ClassAmbiguousSettlement, "a settlement total that more than one group of ledger items (batch, file, day) nets to", true},
-	{ClassStatementUnbalanced, "a bank statement's opening balance plus its booked entries is not its closing balance", true},
-	{ClassInTransit, "ledger posting dated after the statement's last date: timing, not a break", false},
-	{ClassReturned, "explained by a posted return or reversal", false},
-	{ClassSettled, "settled by a settlement total on the statement: its batch, file or day nets to the total", false},
-	{ClassSettlementMember, "in a batch, file, payout or day whose settlement total differs: that total's break holds it", false},
-	{ClassCorrected, "resolved by an approved correction posting", false},
-	{ClassMatched, "ledger posting and statement line agree within the tolerance and the date window", false},
+	{ClassMissingInLedger, "Missing in the ledger", "the statement has it and the ledger does not", true},
+	{ClassMissingInStatement, "Missing on the statement", "the ledger has it, within the statement's dates, and the statement does not", true},
+	{ClassAmountMismatch, "Amounts differ", "same reference and currency, amounts differ by more than the tolerance", true},
+	{ClassCurrencyMismatch, "Currencies differ", "same reference, different currencies", true},
+	{ClassDateOutOfWindow, "Dates too far apart", "same reference and amount, value dates further apart than the window", true},
+	{ClassDuplicateInStatement, "Duplicate on the statement", "the statement lists the same item more than once", true},
+	{ClassUnbookedFee, "Fee not booked", "a fee or charge on the statement that the ledger has not booked", true},
+	{ClassSettlementTotalMismatch, "Settlement total differs", "a settlement total on the statement differs from the ledger items it settles", true},
+	{ClassAmbiguousSettlement, "Ambiguous settlement", "a settlement total that more than one group of ledger items (batch, file, day) nets to", true},
+	{ClassStatementUnbalanced, "Statement does not add up", "a bank statement's opening balance plus its booked entries is not its closing balance", true},
+	{ClassInTransit, "In transit", "ledger posting dated after the statement's last date: timing, not a break", false},
+	{ClassReturned, "Returned", "explained by a posted return or reversal", false},
+	{ClassSettled, "Settled by a total", "settled by a settlement total on the statement: its batch, file or day nets to the total", false},
+	{ClassSettlementMember, "Held by a settlement break", "in a batch, file, payout or day whose settlement total differs: that total's break holds it", false},
+	{ClassCorrected, "Corrected", "resolved by an approved correction posting", false},
+	{ClassMatched, "Matched", "ledger posting and statement line agree within the tolerance and the date window", false},
 }
 
 // classIndex maps a code to its position in classTable, which is also its

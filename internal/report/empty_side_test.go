@@ -117,7 +117,7 @@ func TestSettlementBreaksBesideTheBridge(t *testing.T) {
 		t.Errorf("the table does not show the settlement break beside the bridge:\n%s", table)
 	}
 	page := render(t, HTML, r)
-	if !strings.Contains(page, `<tr><td>settlement_total_mismatch</td><td class="num">10.00 USD</td><td class="num">1</td></tr>`) {
+	if !strings.Contains(page, `<tr><td>Settlement total differs <span class="code">settlement_total_mismatch</span></td><td class="num">10.00 USD</td><td class="num">1</td></tr>`) {
 		t.Error("the page does not show the settlement break beside the bridge")
 	}
 	if !strings.Contains(page, ">1 break, 10.00 USD</text>") {

@@ -7,8 +7,9 @@ import (
 	"github.com/clearing-dev/clearing/internal/money"
 )
 
-// The fixtures are hand-built reports. fullReport has every class, two
-// currencies with different exponents (USD 2, JPY 0), an explanation with
+// The fixtures are hand-built reports. fullReport has every class, three
+// currencies with different exponents (USD 2, JPY 0; EUR only on the
+// statement side of a currency mismatch), an explanation with
 // markup in it, a file name with a terminal escape sequence, a key with a
 // zero-width space, and a USD bridge that does not balance by 1.00 USD.
 
@@ -59,7 +60,39 @@ func settlementBreak(d Discrepancy, ledgerNet int64) Discrepancy {
 	return d
 }
 
+// inventory gives the breaks their place in the break inventory, as
+// reconciliation loads it: each first seen some days before the run, the
+// USD amount mismatch acknowledged after its correction was rejected, and
+// the missing credits' corrections awaiting approval.
+func inventory(ds []Discrepancy) []Discrepancy {
+	ages := []int{0, 1, 4, 9, 12, 31, 45}
+	n := 0
+	for i := range ds {
+		d := &ds[i]
+		if !d.Break {
+			continue
+		}
+		d.AgeDays = ages[n%len(ages)]
+		d.FirstSeen = created.AddDate(0, 0, -d.AgeDays).Format("2006-01-02")
+		n++
+		if d.CorrectionKey != "" {
+			d.CorrectionStatus = "proposed"
+		}
+		if d.Class == ClassAmountMismatch && d.Currency == "USD" {
+			d.CorrectionStatus = "rejected"
+			d.Rejection = &Rejection{Operator: "alice", Login: "alice", Reason: "the bank confirmed 120.00; the ledger is right",
+				At: created.AddDate(0, 0, -2)}
+			d.Acknowledged = true
+		}
+	}
+	return ds
+}
+
 func fullDiscrepancies() []Discrepancy {
+	return inventory(rawDiscrepancies())
+}
+
+func rawDiscrepancies() []Discrepancy {
 	const usd, jpy = "USD", "JPY"
 	return []Discrepancy{
 		disc(ClassMatched, "within_tolerance", "091000010000001", usd, "Amounts differ by 0.01 USD, within the tolerance of 2 minor units.",
@@ -101,6 +134,7 @@ func fullDiscrepancies() []Discrepancy {
 
 // build completes a report around its discrepancies: class counts, and a
 // bridge per currency whose class lines are the sums of the discrepancies
+// (each side in its own currency, as reconciliation sums them)
 // and whose statement total is chosen so that the bridge adds up with the
 // given unexplained remainders. matched adds matched pairs that have no
 // discrepancy, as most matches do not.
@@ -121,9 +155,23 @@ func build(runID int64, ds []Discrepancy, ledgerTotals, unexplained map[string]i
 		sum := b.Unexplained
 		for _, c := range classTable {
 			t := ClassTotal{Class: c.Code}
-			for _, d := range ds {
-				if d.Class == c.Code && d.Currency == cur {
-					t.Amount = t.Amount.Add(money.TotalOf(d.Difference))
+			for i := range ds {
+				d := &ds[i]
+				switch {
+				case d.Class != c.Code:
+				case OutsideTotals(d.Class):
+					if d.Currency == cur {
+						t.Amount = t.Amount.Add(money.TotalOf(d.Difference))
+						t.Count++
+					}
+				case touches(d, cur):
+					// As reconciliation sums a class: each side in its own
+					// currency, so a currency mismatch is in two bridges.
+					itemAmounts(d, func(c string, amt int64) {
+						if c == cur {
+							t.Amount = t.Amount.Add(money.TotalOf(amt))
+						}
+					})
 					t.Count++
 				}
 			}
@@ -162,7 +210,7 @@ func build(runID int64, ds []Discrepancy, ledgerTotals, unexplained map[string]i
 func fullReport() *Report {
 	return build(42, fullDiscrepancies(),
 		map[string]int64{"USD": 5000000, "JPY": 20000},
-		map[string]int64{"USD": 100}, []string{"USD", "JPY"}, 40)
+		map[string]int64{"USD": 100}, []string{"USD", "JPY", "EUR"}, 40)
 }
 
 // balancedReport has breaks but no unexplained remainder.

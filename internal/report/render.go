@@ -44,6 +44,14 @@ func Check(format string) error {
 // r first (see Report.Validate) and writes nothing when r is invalid, so a
 // report that contradicts itself is never shown as if it were sound.
 func Write(w io.Writer, format string, r *Report) error {
+	return WriteWith(w, format, r, CSVOptions{})
+}
+
+// WriteWith is Write with the CSV form's options: which discrepancies it
+// lists. The other forms do not depend on them: the table and the page
+// list the breaks and count the rest, and the JSON document carries every
+// discrepancy.
+func WriteWith(w io.Writer, format string, r *Report, o CSVOptions) error {
 	if err := Check(format); err != nil {
 		return err
 	}
@@ -56,7 +64,7 @@ func Write(w io.Writer, format string, r *Report) error {
 	case output.Table:
 		err = writeTable(bw, r)
 	case output.CSV:
-		err = writeCSV(bw, r)
+		err = writeCSV(bw, r, o)
 	case output.JSON:
 		err = writeJSON(bw, r)
 	case HTML:
@@ -79,6 +87,47 @@ func amount(minor int64, code string) string {
 // total is amount for a sum, which may pass the int64 range.
 func total(t money.Total, code string) string {
 	return printable(money.FormatTotalCode(t, code))
+}
+
+// grouped puts thousands separators into the leading number of a formatted
+// amount, for people to read: "-1234567.89 USD" is "-1,234,567.89 USD" and
+// "1234 (minor units) XXY" is "1,234 (minor units) XXY". The CSV and JSON
+// forms never group: a spreadsheet or a program reads them.
+func grouped(s string) string {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	j := i
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	n := j - i
+	if n <= 3 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + n/3)
+	b.WriteString(s[:i])
+	first := n % 3
+	if first == 0 {
+		first = 3
+	}
+	b.WriteString(s[i : i+first])
+	for k := i + first; k < j; k += 3 {
+		b.WriteByte(',')
+		b.WriteString(s[k : k+3])
+	}
+	b.WriteString(s[j:])
+	return b.String()
+}
+
+// bankSide shows a signed amount of the ledger's convention (a credit to
+// the counterparty is positive) in our bank account's, the convention of a
+// bank statement, where money in is positive: the same amount with its
+// sign turned, grouped.
+func bankSide(t money.Total, code string) string {
+	return grouped(total(neg(t), code))
 }
 
 // printable makes a text safe to show to a person: control characters,
@@ -285,6 +334,21 @@ func outsideLines(b *Bridge) []ClassTotal {
 const outsideNote = "Outside the totals: a statement whose balances do not add up shows its closing balance minus its opening balance " +
 	"plus its booked entries, which is account state, not an item; a settlement total summarises lines the statement also lists one by one, " +
 	"so its difference (the ledger's net of its day minus the total) is in neither total nor in the sum above."
+
+// rejectionText says who rejected a break's correction, when and why; empty
+// when it was not rejected. The operator and the reason are typed by
+// people, so they are made printable.
+func rejectionText(d *Discrepancy) string {
+	j := d.Rejection
+	if j == nil {
+		return ""
+	}
+	who := orNone(j.Operator)
+	if j.Login != "" && j.Login != j.Operator {
+		who += " (login " + printable(j.Login) + ")"
+	}
+	return "Correction rejected by " + who + " on " + j.At.UTC().Format("2006-01-02") + ": " + orNone(j.Reason)
+}
 
 // period shows the compared dates.
 func period(r *Report) string {

@@ -63,7 +63,8 @@ func writeJSON(w io.Writer, r *Report) error {
 }
 
 // jsonDoc returns a shallow copy of r whose nil lists are empty, so that a
-// consumer never needs a null check for a list.
+// consumer never needs a null check for a list, with the derived parts
+// (the break ages, each bridge's auditor's form) filled in.
 func jsonDoc(r *Report) *Report {
 	doc := *r
 	if doc.Classes == nil {
@@ -81,6 +82,7 @@ func jsonDoc(r *Report) *Report {
 		if b.OutsideTotals == nil {
 			b.OutsideTotals = []ClassTotal{}
 		}
+		b.Auditor = auditorOf(r, i)
 		doc.Bridge[i] = b
 	}
 	return &doc

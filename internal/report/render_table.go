@@ -32,6 +32,7 @@ func writeTable(w io.Writer, r *Report) error {
 	if banner := unexplainedBanner(r); banner != "" {
 		ew.printf("%s\n\n", banner)
 	}
+	ew.printf("%s\n\n", wrap(verdict(r, func(s string) string { return s }), 100))
 	writeFacts(ew, r)
 	if ew.err != nil {
 		return ew.err
@@ -94,6 +95,10 @@ func writeBridges(ew *errWriter, r *Report) error {
 			ew.printf("UNEXPLAINED DIFFERENCE IN %s: %s. Every discrepancy must be classified; this bridge does not balance.\n",
 				cur, total(b.Unexplained, b.Currency))
 		}
+		if err := writeAuditor(ew, auditorOf(r, i), b.Currency); err != nil {
+			return err
+		}
+		ew.printf("By class, ledger minus statement:\n")
 		rows := output.Rows{Header: []string{"line", "amount", "items"}}
 		rows.Add("ledger total", total(b.LedgerTotal, b.Currency), "")
 		rows.Add("statement total", total(b.StatementTotal, b.Currency), "")
@@ -121,6 +126,30 @@ func writeBridges(ew *errWriter, r *Report) error {
 		}
 	}
 	return nil
+}
+
+// writeAuditor writes one currency's bridge in the auditor's form: the
+// ledger balance, plus the items signed statement minus ledger, is the
+// statement balance. The open and acknowledged breaks are always shown,
+// the other item lines when they hold anything.
+func writeAuditor(ew *errWriter, a AuditorBridge, cur string) error {
+	ew.printf("Ledger balance plus open items equals statement balance (items signed statement minus ledger):\n")
+	rows := output.Rows{Header: []string{"line", "items", "amount"}}
+	n := func(c int64) string { return strconv.FormatInt(c, 10) }
+	rows.Add("ledger balance", "", total(a.LedgerBalance, cur))
+	rows.Add("+ open breaks (need a person)", n(a.Open.Count), total(a.Open.Amount, cur))
+	rows.Add("+ acknowledged breaks", n(a.Acknowledged.Count), total(a.Acknowledged.Amount, cur))
+	if a.Explained.Count != 0 || !a.Explained.Amount.IsZero() {
+		rows.Add("+ explained (need no one)", n(a.Explained.Count), total(a.Explained.Amount, cur))
+	}
+	if !a.WithinTolerance.Amount.IsZero() {
+		rows.Add("+ matched within the tolerance", n(a.WithinTolerance.Count), total(a.WithinTolerance.Amount, cur))
+	}
+	if !a.Unexplained.IsZero() {
+		rows.Add("+ UNEXPLAINED", "", total(a.Unexplained, cur))
+	}
+	rows.Add("= statement balance", "", total(a.StatementBalance, cur))
+	return ew.table(rows)
 }
 
 // writeBreakRecords lists the breaks grouped by class, at most
@@ -206,8 +235,35 @@ func breakRecord(d *Discrepancy) [][]string {
 		{"statement", sideEvidence(d.Statement)},
 		{"difference", amount(d.Difference, d.Currency)},
 		{"explanation", wrap(orNone(d.Explanation), explanationWidth)},
-		{"correction key", orNone(d.CorrectionKey)},
+		{"correction key", correctionCell(d)},
+		{"status", breakStatus(d)},
 	}
+}
+
+// correctionCell is the correction key and, when it has one, the
+// correction's status; a rejected correction says who rejected it and why.
+func correctionCell(d *Discrepancy) string {
+	c := orNone(d.CorrectionKey)
+	if rej := rejectionText(d); rej != "" {
+		return c + "\n" + wrap(rej, explanationWidth)
+	}
+	if d.CorrectionStatus != "" {
+		c += "\ncorrection " + printable(d.CorrectionStatus)
+	}
+	return c
+}
+
+// breakStatus says whether the break needs a person, and since when the
+// break inventory knows it.
+func breakStatus(d *Discrepancy) string {
+	s := "open: needs a person"
+	if d.Acknowledged {
+		s = "acknowledged: needs no one until its amount changes"
+	}
+	if d.FirstSeen != "" {
+		s += fmt.Sprintf("; first seen %s, %s old", printable(d.FirstSeen), plural(int64(d.AgeDays), "day"))
+	}
+	return s
 }
 
 func sideKey(s *Side) string {

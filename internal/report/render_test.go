@@ -57,23 +57,29 @@ func TestBannerComesFirst(t *testing.T) {
 func TestCSVIsOutputWriteCSV(t *testing.T) {
 	r := fullReport()
 	rows := output.Rows{Header: csvHeader}
-	for _, d := range r.Discrepancies {
-		cells := []string{strconv.FormatInt(r.RunID, 10), r.EmptySide, d.Class, strconv.FormatBool(d.Break), d.Reason, d.Explanation,
-			d.Reference, d.Currency, strconv.FormatInt(d.Difference, 10), major(d.Difference, d.Currency), d.CorrectionKey}
-		rows.Add(appendSide(appendSide(cells, d.Ledger), d.Statement)...)
+	for i := range r.Discrepancies {
+		rows.Add(csvFields(nil, strconv.FormatInt(r.RunID, 10), r, &r.Discrepancies[i])...)
 	}
 	var want bytes.Buffer
 	if err := output.WriteCSV(&want, rows); err != nil {
 		t.Fatal(err)
 	}
-	if got := render(t, output.CSV, r); got != want.String() {
-		t.Fatalf("streamed CSV differs from output.WriteCSV:\n%s\nwant:\n%s", got, want.String())
+	var got bytes.Buffer
+	if err := WriteWith(&got, output.CSV, r, CSVOptions{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Fatalf("streamed CSV differs from output.WriteCSV:\n%s\nwant:\n%s", got.String(), want.String())
 	}
 }
 
 func TestCSVRows(t *testing.T) {
 	r := fullReport()
-	recs, err := csv.NewReader(strings.NewReader(render(t, output.CSV, r))).ReadAll()
+	var all bytes.Buffer
+	if err := WriteWith(&all, output.CSV, r, CSVOptions{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&all).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,8 +104,22 @@ func TestCSVRows(t *testing.T) {
 		{"statement amount in major units", 5, "statement_amount", "1200.00"},
 		{"JPY has no decimals", 15, "ledger_amount", "12000"},
 		{"unknown currency keeps minor units and leaves major empty", 9, "statement_currency", "EUR"},
-		{"break flag", 5, "break", "true"},
-		{"explained flag", 1, "break", "false"},
+		{"break flag", 5, "break", "yes"},
+		{"explained flag", 1, "break", "no"},
+		{"an open break needs a person", 5, "needs_person", "yes"},
+		{"an acknowledged break is a break", 8, "break", "yes"},
+		{"an acknowledged break needs no one", 8, "needs_person", "no"},
+		{"acknowledged", 8, "acknowledged", "yes"},
+		{"a rejected correction says so", 8, "correction_status", "rejected"},
+		{"who rejected it", 8, "rejected_by", "alice"},
+		{"why", 8, "rejection_reason", "the bank confirmed 120.00; the ledger is right"},
+		{"first seen", 5, "first_seen", "2026-12-01"},
+		{"age", 8, "age_days", "9"},
+		{"an explained item has no age", 1, "age_days", ""},
+		{"a reference of digits stays text", 5, "reference", "'091000010000005"},
+		{"a reference of digits and letters is as it is", 12, "reference", "FEE-2026-11"},
+		{"a key is as it is", 5, "statement_key", "bai2:021000021:acct-7f3a9c:2026-11-02:091000010000005"},
+		{"a value date stays a date", 5, "statement_value_date", "2026-11-10"},
 		{"hostile text is kept verbatim", 8, "explanation", `Statement says: <script>alert("paid")</script> 120.00 USD against a posting of 125.00 USD.`},
 		{"run id on every row", 16, "run_id", "42"},
 	}
@@ -133,9 +153,15 @@ func TestJSONSchema(t *testing.T) {
 		}
 	}
 	bridge := doc["bridge"].([]any)[0].(map[string]any)
-	for _, k := range []string{"currency", "ledger_total", "statement_total", "differences", "unexplained"} {
+	for _, k := range []string{"currency", "ledger_total", "statement_total", "differences", "unexplained", "auditor"} {
 		if _, ok := bridge[k]; !ok {
 			t.Errorf("bridge lacks %q", k)
+		}
+	}
+	auditor := bridge["auditor"].(map[string]any)
+	for _, k := range []string{"ledger_balance", "open", "acknowledged", "explained", "within_tolerance", "unexplained", "statement_balance"} {
+		if _, ok := auditor[k]; !ok {
+			t.Errorf("auditor's bridge lacks %q", k)
 		}
 	}
 	d := doc["discrepancies"].([]any)[7].(map[string]any)
@@ -158,7 +184,11 @@ func TestJSONSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := *r
-	want.BreakAges = r.Ages() // filled on the way out
+	want.BreakAges = r.Ages() // filled on the way out, as is each auditor's form
+	want.Bridge = append([]Bridge(nil), r.Bridge...)
+	for i := range want.Bridge {
+		want.Bridge[i].Auditor = auditorOf(r, i)
+	}
 	if !reflect.DeepEqual(back, want) {
 		t.Errorf("the document does not read back into the same report")
 	}
@@ -357,16 +387,16 @@ func TestTableIsReadable(t *testing.T) {
 }
 
 // TestClassTableMatchesDocs keeps the class table in docs/report.md in
-// step with classTable: same codes, order, meanings and break flags.
+// step with classTable: same codes, order, names, meanings and break flags.
 func TestClassTableMatchesDocs(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "report.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\| (yes|no) \\| (.+?) \\|$")
+	re := regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\| ([^|]+) \\| (yes|no) \\| (.+?) \\|$")
 	var got []Class
 	for _, m := range re.FindAllStringSubmatch(string(raw), -1) {
-		got = append(got, Class{Code: m[1], Break: m[2] == "yes", Meaning: m[3]})
+		got = append(got, Class{Code: m[1], Name: m[2], Break: m[3] == "yes", Meaning: m[4]})
 	}
 	if !reflect.DeepEqual(got, classTable) {
 		t.Errorf("docs/report.md class table:\n%v\nwant:\n%v", got, classTable)
@@ -449,7 +479,7 @@ func TestChartSumBeyondInt64(t *testing.T) {
 		t.Fatalf("Write = %v", err)
 	}
 	// Both are missing_in_ledger breaks in USD: 2 x (2^63 - 1) cents.
-	if want := "2 breaks, 184467440737095516.14 USD"; !strings.Contains(b.String(), want) {
+	if want := "2 breaks, 184,467,440,737,095,516.14 USD"; !strings.Contains(b.String(), want) {
 		t.Fatalf("the page does not show %q", want)
 	}
 }
@@ -478,5 +508,52 @@ func TestDocsExample(t *testing.T) {
 	}
 	if len(r.Discrepancies) != 2 || !r.Bridge[0].Unexplained.IsZero() {
 		t.Errorf("the example is not the balanced run with two discrepancies the text describes")
+	}
+}
+
+// TestCSVListsBreaksByDefault: the CSV a person works through has one row
+// per break, acknowledged ones included; CSVOptions.All adds the rest.
+func TestCSVListsBreaksByDefault(t *testing.T) {
+	r := fullReport()
+	recs, err := csv.NewReader(strings.NewReader(render(t, output.CSV, r))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	breaks := 0
+	for _, d := range r.Discrepancies {
+		if d.Break {
+			breaks++
+		}
+	}
+	if len(recs) != breaks+1 || breaks == len(r.Discrepancies) {
+		t.Fatalf("%d CSV records, want a header and the %d breaks of %d discrepancies", len(recs), breaks, len(r.Discrepancies))
+	}
+	for _, rec := range recs[1:] {
+		if rec[3] != "yes" {
+			t.Errorf("a row that is not a break: %v", rec)
+		}
+	}
+}
+
+// TestNumberLike pins which identifiers the CSV keeps as text: those a
+// spreadsheet would turn into a number, a date or a time.
+func TestNumberLike(t *testing.T) {
+	for s, want := range map[string]bool{
+		"091000010000005": true, "121043000000001234": true, "42": true, "-7": true, "+7": true, " 12 ": true,
+		"1.5": true, "1,5": true, "1e5": true, "1.2E+14": true, "12%": true,
+		"2026-11-02": true, "11/02": true, "12:30": true, "1.2.3": true,
+		"": false, "FEE-2026-11": false, "ach:1234567890:2026-11-02:091000010000004": false, "1-2-3-4": false,
+		"12--3": false, "-": false, "e5": false, "1e": false, "0x1F": false, "R01": false, "1 2": false, "2026-11-02T00": false,
+	} {
+		if got := numberLike(s); got != want {
+			t.Errorf("numberLike(%q) = %t, want %t", s, got, want)
+		}
+	}
+	if got := keepText("091000010000005"); got != "'091000010000005" {
+		t.Errorf("keepText = %q", got)
+	}
+	// A would-be formula is neutralised once, by SafeCell, not twice.
+	if got := output.SafeCell(keepText("-12")); got != "'-12" {
+		t.Errorf("SafeCell(keepText(-12)) = %q", got)
 	}
 }

@@ -74,6 +74,44 @@ type Bridge struct {
 	// are not part of its sum
 	// (docs/decisions/settlement-totals-beside-the-bridge.md).
 	OutsideTotals []ClassTotal `json:"outside_totals"`
+	// Auditor is the same bridge in the auditor's form: the ledger balance
+	// plus the items that explain the difference is the statement balance,
+	// with the breaks split into those open (a person must look) and those
+	// acknowledged. Write fills it from the bridge and the discrepancies
+	// (Report.Auditor); a document need not carry it.
+	Auditor AuditorBridge `json:"auditor"`
+}
+
+// AuditorBridge is one currency's bridge as an auditor reads it, every
+// item signed as statement minus ledger so that the lines add up from the
+// ledger balance to the statement balance:
+//
+//	LedgerBalance + Open + Acknowledged + Explained + WithinTolerance + Unexplained = StatementBalance
+//
+// exactly. Settlement totals and unbalanced statements are in neither
+// balance and so in none of these lines (Bridge.OutsideTotals).
+type AuditorBridge struct {
+	LedgerBalance money.Total `json:"ledger_balance"`
+	// Open is the breaks that need a person; Acknowledged those an operator
+	// acknowledged at their amount. Count is how many breaks.
+	Open         ItemsTotal `json:"open"`
+	Acknowledged ItemsTotal `json:"acknowledged"`
+	// Explained is the discrepancies that need no one (in transit,
+	// returned, settled, held by a settlement break, corrected); Count is
+	// how many. WithinTolerance is what matched pairs differ by within the
+	// amount tolerance; Count is how many items (both sides) matched.
+	Explained       ItemsTotal `json:"explained"`
+	WithinTolerance ItemsTotal `json:"within_tolerance"`
+	// Unexplained is what no item explains, statement minus ledger: the
+	// bridge's Unexplained with its sign turned.
+	Unexplained      money.Total `json:"unexplained"`
+	StatementBalance money.Total `json:"statement_balance"`
+}
+
+// ItemsTotal is a sum of items and how many they are.
+type ItemsTotal struct {
+	Amount money.Total `json:"amount"`
+	Count  int64       `json:"count"`
 }
 
 // The values of Report.EmptySide.
@@ -141,6 +179,20 @@ type Discrepancy struct {
 	Acknowledged bool   `json:"acknowledged"`
 	FirstSeen    string `json:"first_seen"`
 	AgeDays      int    `json:"age_days"`
+	// CorrectionStatus is the status of the correction CorrectionKey names
+	// as it stands now: proposed, approved, rejected or posted; empty when
+	// none is named. Rejection says who rejected it and why; nil unless it
+	// was rejected.
+	CorrectionStatus string     `json:"correction_status"`
+	Rejection        *Rejection `json:"rejection"`
+}
+
+// Rejection is the decision that rejected a break's correction.
+type Rejection struct {
+	Operator string    `json:"operator"` // the operator named on the command line
+	Login    string    `json:"login"`    // the database login that decided
+	Reason   string    `json:"reason"`
+	At       time.Time `json:"at"`
 }
 
 // AgeBucket counts the breaks of one age range, in days since first seen.

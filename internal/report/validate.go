@@ -21,6 +21,9 @@ import (
 //     OutsideTotals, never in Differences, and each of its lines is the sum
 //     and count of that class's discrepancies in the bridge's currency, so
 //     that the bridge, the chart and the break list tell one story;
+//   - in each currency, the bridge's break lines sum to what the breaks
+//     listed add to them, so that the auditor's form (which splits the
+//     breaks into open and acknowledged) adds up as the class lines do;
 //   - EmptySide agrees with the counts of what was compared.
 //
 // A non-zero Unexplained is valid: it is a finding, and every form shows it
@@ -55,7 +58,10 @@ func (r *Report) Validate() error {
 			return fmt.Errorf("discrepancies[%d]: %w", i, err)
 		}
 	}
-	return checkOutside(r)
+	if err := checkOutside(r); err != nil {
+		return err
+	}
+	return checkBreakItems(r)
 }
 
 // checkOutside holds each bridge's OutsideTotals to the discrepancies they

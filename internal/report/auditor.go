@@ -1,0 +1,205 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/clearing-dev/clearing/internal/money"
+)
+
+// lineSettlementTotal is the statement line type of a settlement total. Its
+// amount is in neither side's total (it repeats lines the statement lists
+// one by one), so an item whose statement side is one adds nothing to its
+// class's line in the bridge.
+const lineSettlementTotal = "settlement_total"
+
+// itemAmounts calls f with what d adds to its class's line in each
+// currency's bridge, ledger minus statement: the ledger side's amount in its
+// currency, less the statement side's in its own. This is how
+// reconciliation sums a class (a currency mismatch adds its ledger amount to
+// one currency and takes its line from the other), and so it differs from
+// Difference, which is 0 for a currency mismatch. A class that no total
+// holds adds nothing.
+func itemAmounts(d *Discrepancy, f func(currency string, amount int64)) {
+	if OutsideTotals(d.Class) {
+		return
+	}
+	if d.Ledger != nil {
+		f(d.Ledger.Currency, d.Ledger.Amount)
+	}
+	if d.Statement != nil && d.Statement.Kind != lineSettlementTotal {
+		f(d.Statement.Currency, -d.Statement.Amount)
+	}
+}
+
+// neg returns -t.
+func neg(t money.Total) money.Total { return money.Total{}.Sub(t) }
+
+// touches reports whether d is an item of currency cur in the auditor's
+// bridge: its currency, or one of its sides', is cur.
+func touches(d *Discrepancy, cur string) bool {
+	if OutsideTotals(d.Class) {
+		return false
+	}
+	return d.Currency == cur || (d.Ledger != nil && d.Ledger.Currency == cur) ||
+		(d.Statement != nil && d.Statement.Currency == cur)
+}
+
+// auditorOf returns the auditor's form of r.Bridge[i]. The breaks come from
+// the discrepancies, split by whether an operator acknowledged them; the
+// explained items and the matched pairs from the bridge's class lines, which
+// hold matched pairs that are no discrepancy. Validate holds the breaks to
+// their class lines, so the lines add up exactly.
+func auditorOf(r *Report, i int) AuditorBridge {
+	b := &r.Bridge[i]
+	a := AuditorBridge{LedgerBalance: b.LedgerTotal, StatementBalance: b.StatementTotal, Unexplained: neg(b.Unexplained)}
+	for _, d := range b.Differences {
+		c, _ := LookupClass(d.Class)
+		switch {
+		case c.Break:
+		case d.Class == ClassMatched:
+			a.WithinTolerance.Amount = a.WithinTolerance.Amount.Sub(d.Amount)
+			a.WithinTolerance.Count += d.Count
+		default:
+			a.Explained.Amount = a.Explained.Amount.Sub(d.Amount)
+		}
+	}
+	for k := range r.Discrepancies {
+		d := &r.Discrepancies[k]
+		if !touches(d, b.Currency) {
+			continue
+		}
+		if !d.Break {
+			a.Explained.Count++
+			continue
+		}
+		t := &a.Open
+		if d.Acknowledged {
+			t = &a.Acknowledged
+		}
+		t.Count++
+		itemAmounts(d, func(cur string, amt int64) {
+			if cur == b.Currency {
+				t.Amount = t.Amount.Sub(money.TotalOf(amt))
+			}
+		})
+	}
+	return a
+}
+
+// checkBreakItems holds each bridge's break lines to the breaks listed:
+// per currency, the class lines of the breaks sum to what the break
+// discrepancies add to them (itemAmounts). Without it the auditor's form,
+// which splits the breaks by their items, would not add up to the
+// statement balance while the class lines did, and the two forms of one
+// bridge would disagree.
+func checkBreakItems(r *Report) error {
+	lines := map[string]money.Total{}
+	for _, b := range r.Bridge {
+		for _, d := range b.Differences {
+			if c, _ := LookupClass(d.Class); c.Break {
+				lines[b.Currency] = lines[b.Currency].Add(d.Amount)
+			}
+		}
+	}
+	items := map[string]money.Total{}
+	for i := range r.Discrepancies {
+		if d := &r.Discrepancies[i]; d.Break {
+			itemAmounts(d, func(cur string, amt int64) { items[cur] = items[cur].Add(money.TotalOf(amt)) })
+		}
+	}
+	currencies := make([]string, 0, len(lines)+len(items))
+	for cur := range lines {
+		currencies = append(currencies, cur)
+	}
+	for cur := range items {
+		if _, ok := lines[cur]; !ok {
+			currencies = append(currencies, cur)
+		}
+	}
+	sort.Strings(currencies)
+	for _, cur := range currencies {
+		if lines[cur].Cmp(items[cur]) != 0 {
+			return fmt.Errorf("%w: in %q the bridge's break lines sum to %s, but the breaks listed sum to %s (minor units, ledger minus statement)",
+				ErrInvalid, cur, lines[cur], items[cur])
+		}
+	}
+	return nil
+}
+
+// openWorth sums, per currency in the bridges' order and then any other,
+// the absolute differences of the breaks that need a person: the size of
+// what is open, in which a +100 and a -100 do not cancel. It also returns
+// how many breaks are open and how many acknowledged.
+func openWorth(r *Report) (worth []ClassTotal, open, acked int) {
+	at := map[string]int{}
+	for _, b := range r.Bridge {
+		if _, ok := at[b.Currency]; !ok {
+			at[b.Currency] = len(worth)
+			worth = append(worth, ClassTotal{Class: b.Currency})
+		}
+	}
+	for i := range r.Discrepancies {
+		d := &r.Discrepancies[i]
+		switch {
+		case !d.Break:
+			continue
+		case d.Acknowledged:
+			acked++
+			continue
+		}
+		open++
+		k, ok := at[d.Currency]
+		if !ok {
+			k = len(worth)
+			at[d.Currency] = k
+			worth = append(worth, ClassTotal{Class: d.Currency})
+		}
+		worth[k].Amount = worth[k].Amount.Add(money.TotalOf(d.Difference).Abs())
+		worth[k].Count++
+	}
+	out := worth[:0]
+	for _, w := range worth {
+		if w.Count > 0 {
+			out = append(out, w)
+		}
+	}
+	return out, open, acked
+}
+
+// verdict is the report's one line: balanced, or how many breaks need a
+// person and what they are worth per currency, with the unexplained
+// remainder. group formats an amount (the page groups thousands).
+func verdict(r *Report, group func(string) string) string {
+	worth, open, acked := openWorth(r)
+	var unexplained []string
+	for _, b := range r.Bridge {
+		if !b.Unexplained.IsZero() {
+			unexplained = append(unexplained, group(total(b.Unexplained, b.Currency)))
+		}
+	}
+	var s string
+	switch {
+	case open == 0 && len(unexplained) == 0 && !r.OneSided():
+		s = "Balanced: every difference is explained and no break needs a person"
+	case open == 0:
+		s = "No break needs a person"
+	default:
+		parts := make([]string, len(worth))
+		for i, w := range worth {
+			parts[i] = group(total(w.Amount, w.Class))
+		}
+		s = plural(int64(open), "break") + " " + map[bool]string{true: "needs", false: "need"}[open == 1] +
+			" a person, worth " + strings.Join(parts, " and ") + " (the sum of their differences, either sign)"
+	}
+	if acked > 0 {
+		s += "; " + plural(int64(acked), "acknowledged break") + " " + map[bool]string{true: "needs", false: "need"}[acked == 1] + " no one"
+	}
+	if len(unexplained) > 0 {
+		s += "; unexplained remainder " + strings.Join(unexplained, " and ") + ": the report does not balance."
+	} else {
+		s += "; nothing unexplained."
+	}
+	return s
+}
