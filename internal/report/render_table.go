@@ -253,15 +253,18 @@ func correctionCell(d *Discrepancy) string {
 	return c
 }
 
-// breakStatus says whether the break needs a person, and since when the
-// break inventory knows it.
+// breakStatus says whether the break needs a person, and how long the
+// break inventory has known it.
 func breakStatus(d *Discrepancy) string {
 	s := "open: needs a person"
 	if d.Acknowledged {
 		s = "acknowledged: needs no one until its amount changes"
 	}
 	if d.FirstSeen != "" {
-		s += fmt.Sprintf("; first seen %s, %s old", printable(d.FirstSeen), plural(int64(d.AgeDays), "day"))
+		// The age, not the date: the date is in the page, the CSV and the
+		// JSON, and a transcript of the table stays the same from day to
+		// day.
+		s += "; " + plural(int64(d.AgeDays), "day") + " old"
 	}
 	return s
 }
