@@ -136,6 +136,7 @@ func newRootCommand(g *globalOptions) *cobra.Command {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	requireSubcommands(root)
+	registerCompletions(g, root)
 	// A group is runnable now, but only to refuse being run: its usage
 	// shows "clearing ledger [command]", not "clearing ledger [flags]".
 	root.SetUsageTemplate(strings.Replace(root.UsageTemplate(), "Usage:{{if .Runnable}}",
