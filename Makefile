@@ -6,6 +6,10 @@
 
 GO          ?= go
 BIN         := bin/clearing
+# make install follows the GNU conventions: PREFIX, and DESTDIR for staging.
+PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/bin
+MANDIR      ?= $(PREFIX)/share/man
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 10s
 
@@ -13,10 +17,20 @@ FUZZTIME    ?= 10s
 CLEARING_CORPUS ?= $(wildcard $(abspath ../shared/corpus))
 export CLEARING_CORPUS
 
-.PHONY: build test test-double demo bench lint fuzz clean
+.PHONY: build man install test test-double demo bench lint fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/clearing
+
+# One page per command, from the command tree; commit man/ after a change
+# (a test fails while man/ differs from the tree).
+man: build
+	./$(BIN) man man
+
+install: build
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/clearing
+	install -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/man1
 
 test:
 	$(GO) run ./cmd/pgtestcluster -- $(GO) test -count=1 -timeout 30m ./...

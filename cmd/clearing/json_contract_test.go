@@ -353,7 +353,7 @@ var jsonTypes = map[string]any{
 
 // noJSON are the commands that write a file, not a result: -o does not
 // apply to them.
-var noJSON = []string{"generate ach", "generate iso8583", "generate csv", "generate bai2", "generate camt", "generate mt940", "generate ipm", "help"}
+var noJSON = []string{"generate ach", "generate iso8583", "generate csv", "generate bai2", "generate camt", "generate mt940", "generate ipm", "help", "man"}
 
 var (
 	timeType      = reflect.TypeFor[time.Time]()

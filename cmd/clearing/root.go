@@ -122,6 +122,7 @@ func newRootCommand(g *globalOptions) *cobra.Command {
 		newQuarantineCommand(g),
 		newConfigCommand(g),
 		newGenerateCommand(g),
+		newManCommand(g),
 	)
 	for _, path := range [][]string{{"ingest"}, {"statement", "import"}} {
 		if c, _, err := root.Find(path); err == nil && c != root {
