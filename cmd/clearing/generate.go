@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clearing-dev/clearing/formats"
 	"github.com/clearing-dev/clearing/formats/ach"
 	"github.com/clearing-dev/clearing/formats/bai2"
 	"github.com/clearing-dev/clearing/formats/csv"
@@ -68,36 +69,81 @@ period).`,
 	}
 }
 
+// defaultGenerateDate is the business day that every generator writes
+// unless --date names another: the day of the ACH entries that the demo,
+// the scenarios and the tests use, so that files generated with the
+// defaults describe one day and reconcile over it.
+var defaultGenerateDate = formats.Date(2026, time.March, 2)
+
+// dateValue is a --date flag: a calendar date, YYYY-MM-DD, refused while
+// the flags are parsed (exit 2) when it is not one.
+type dateValue struct{ t *time.Time }
+
+func (d dateValue) String() string {
+	if d.t == nil || d.t.IsZero() {
+		return ""
+	}
+	return d.t.Format(time.DateOnly)
+}
+
+func (d dateValue) Set(s string) error {
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		return fmt.Errorf("%q is not a date YYYY-MM-DD", s)
+	}
+	*d.t = t
+	return nil
+}
+
+func (d dateValue) Type() string { return "date" }
+
 func newGenerateACHCommand(g *globalOptions) *cobra.Command {
-	var entries, batchSize int
-	var seed uint64
+	o := ach.GenerateOptions{Seed: 1, Entries: 1000, Date: defaultGenerateDate, TraceStart: 1}
+	batchSize := ach.DefaultBatchSize
 	var out string
 	cmd := &cobra.Command{
 		Use:   "ach",
 		Short: "Write a NACHA ACH file of generated entries",
 		Long: `Write an ACH file of generated forward entries: four originators (PPD, WEB,
 CCD), credits and debits to checking and savings accounts, about 3% prenotes,
-ascending trace numbers, no two entries sharing a key.`,
-		Example: `  clearing generate ach --entries 1000000 --out big.ach`,
-		Args:    cobra.NoArgs,
+ascending trace numbers, no two entries sharing a key. The originators take
+turns every 1,000 entries and the effective date moves on a day every 4,000
+(five days, then from --date again); the file is created at 18:00 the day
+before --date.
+
+An entry's key is its company, effective date and trace number: files of
+another --date, --company or --trace-start share no key, so a day's file and
+the next day's post side by side instead of conflicting. With --company, every
+entry is the PPD entry of that one originator.`,
+		Example: `  clearing generate ach --entries 1000000 --out big.ach
+  clearing generate ach --date 2026-03-02 --company 1111111111 --entries 200 --out day1.ach
+  clearing generate ach --date 2026-03-03 --company 1111111111 --trace-start 201 --seed 2 --entries 200 --out day2.ach`,
+		Args: cobra.NoArgs,
 		RunE: g.run(func(_ context.Context, _ []string) error {
+			if err := o.Check(); err != nil {
+				return usageError{err}
+			}
 			return writeTo(g, out, func(w io.Writer) error {
-				h := ach.DefaultHeader(time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC))
+				h := ach.DefaultHeader(o.Date.Add(-6 * time.Hour))
 				h.BatchSize = batchSize
-				return ach.WriteEntries(w, h, ach.GenerateEntries(seed, entries))
+				return ach.WriteEntries(w, h, o.Generate())
 			})
 		}),
 	}
 	f := cmd.Flags()
-	f.IntVar(&entries, "entries", 1000, "number of entries")
-	f.IntVar(&batchSize, "batch-size", ach.DefaultBatchSize, "most entries per batch")
-	f.Uint64Var(&seed, "seed", 1, "seed: the same seed gives the same file")
+	f.IntVar(&o.Entries, "entries", o.Entries, "number of entries")
+	f.IntVar(&batchSize, "batch-size", batchSize, "most entries per batch")
+	f.Var(dateValue{&o.Date}, "date", "effective entry date of the first entries, YYYY-MM-DD")
+	f.StringVar(&o.Company, "company", "", "company identification of every entry, 10 digits or capital letters (default: four generated originators)")
+	f.IntVar(&o.TraceStart, "trace-start", o.TraceStart, "sequence number of the first trace number (its last 7 digits)")
+	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed: the same seed gives the same file")
 	f.StringVar(&out, "out", "-", "file to write; - for stdout")
 	return cmd
 }
 
 // writeTo opens path for writing ("-" or "" is stdout), runs write, and
-// closes the file, keeping the first error.
+// closes the file, keeping the first error. A file that write failed on is
+// removed: half a generated file is no file to ingest.
 func writeTo(g *globalOptions, path string, write func(io.Writer) error) (err error) {
 	var w io.Writer = g.stdout
 	var f *os.File
@@ -116,22 +162,34 @@ func writeTo(g *globalOptions, path string, write func(io.Writer) error) (err er
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
+		if err != nil {
+			os.Remove(path)
+		}
 	}
 	return err
 }
 
 func newGenerateISOCommand(g *globalOptions) *cobra.Command {
 	o := iso8583.GenerateOptions{Messages: 1000, Seed: 1, Framing: iso8583.FramingRDW}
+	date := defaultGenerateDate
 	var out string
 	cmd := &cobra.Command{
 		Use:   "iso8583",
 		Short: "Write an ISO 8583 message file",
 		Long: `Write an ISO 8583 message file: financial requests and advices, repeats,
 authorisations, full and partial reversals (with and without an RRN), a few
-reversals without an original, responses and network management messages.`,
-		Example: `  clearing generate iso8583 --messages 1000000 --framing rdw --out clearing.ipm`,
-		Args:    cobra.NoArgs,
+reversals without an original, responses and network management messages.
+The messages are sent from 22:00 the evening before --date, and settle (DE15)
+on --date until the clock passes midnight (about 72,000 messages). A
+message's key is its acquirer, RRN and MTI (a reversal without an RRN: its
+original's STAN, the RRN's last six digits, and transmission time). The seed,
+not --date, decides the RRNs by default (seed 1: 100000001 on); the next file
+of the same seed starts after the last one's with --rrn-start.`,
+		Example: `  clearing generate iso8583 --messages 1000000 --framing rdw --out clearing.ipm
+  clearing generate iso8583 --messages 1000 --rrn-start 100001001 --out next.rdw`,
+		Args: cobra.NoArgs,
 		RunE: g.run(func(_ context.Context, _ []string) error {
+			o.Start = date.Add(-2 * time.Hour)
 			return writeTo(g, out, func(w io.Writer) error {
 				sum, err := iso8583.Generate(w, o)
 				if err == nil {
@@ -147,6 +205,8 @@ reversals without an original, responses and network management messages.`,
 	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed: the same seed gives the same file")
 	f.StringVar(&o.Framing, "framing", o.Framing, fmt.Sprintf("framing: %v", iso8583.Framings()))
 	f.StringVar(&o.Spec, "spec", iso8583.DefaultSpec, "spec to pack with: spec87 or spec87ascii")
+	f.Var(dateValue{&date}, "date", "settlement date of the messages, YYYY-MM-DD")
+	f.Int64Var(&o.RRNStart, "rrn-start", 0, "RRN of the first message, each next message the next one (default: derived from the seed)")
 	restrictFlag(f, "framing", iso8583.Framings())
 	restrictFlag(f, "spec", []string{iso8583.SpecName87, iso8583.SpecName87ASCII})
 	f.StringVar(&out, "out", "-", "file to write; - for stdout")
@@ -154,7 +214,7 @@ reversals without an original, responses and network management messages.`,
 }
 
 func newGenerateCSVCommand(g *globalOptions) *cobra.Command {
-	o := csv.GenerateOptions{Preset: "signed-amount", Rows: 1000, Seed: 1}
+	o := csv.GenerateOptions{Preset: "signed-amount", Rows: 1000, Seed: 1, Start: defaultGenerateDate, Days: 1}
 	var out string
 	cmd := &cobra.Command{
 		Use:   "csv",
@@ -180,12 +240,15 @@ func newGenerateCSVCommand(g *globalOptions) *cobra.Command {
 	f.IntVar(&o.SubtotalEvery, "subtotal-every", 0, "write a subtotal row every N rows")
 	f.IntVar(&o.NewRows, "new-rows", 0, "rows added after --rows, as in a corrected re-upload")
 	f.BoolVar(&o.Shuffle, "shuffle", false, "write the rows in a seeded order")
+	f.Var(dateValue{&o.Start}, "date", "date of the rows, YYYY-MM-DD")
+	f.IntVar(&o.Days, "days", o.Days, "spread the rows over this many days from --date")
+	f.IntVar(&o.IDStart, "id-start", 0, "number of the first row's id, so that the next file of a seed shares no id with this one")
 	f.StringVar(&out, "out", "-", "file to write; - for stdout")
 	return cmd
 }
 
 func newGenerateBAI2Command(g *globalOptions) *cobra.Command {
-	o := bai2.RandomOptions{Lines: 1000, Seed: 1}
+	o := bai2.RandomOptions{Lines: 1000, Seed: 1, Start: defaultGenerateDate}
 	var out string
 	cmd := &cobra.Command{
 		Use:     "bai2",
@@ -201,6 +264,7 @@ func newGenerateBAI2Command(g *globalOptions) *cobra.Command {
 	f := cmd.Flags()
 	f.IntVar(&o.Lines, "lines", o.Lines, "number of transaction lines")
 	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed: the same seed gives the same file")
+	f.Var(dateValue{&o.Start}, "date", "first as-of date, YYYY-MM-DD")
 	f.IntVar(&o.Days, "days", 1, "consecutive as-of dates")
 	f.IntVar(&o.Accounts, "accounts", 3, "accounts reported each day")
 	f.StringVar(&out, "out", "-", "file to write; - for stdout")

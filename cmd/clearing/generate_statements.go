@@ -22,12 +22,9 @@ var camtVersions = func() []string {
 	return vs
 }()
 
-// generatedAt dates a generated camt document, fixed so that the options
-// alone decide its bytes.
-var generatedAt = time.Date(2026, 11, 2, 18, 0, 0, 0, time.UTC)
-
 func newGenerateCamtCommand(g *globalOptions) *cobra.Command {
-	o := camt.RandomOptions{Seed: 1, Statements: 1, Entries: 10, Currency: "EUR", BatchPercent: 10, ChargesPercent: 10}
+	o := camt.RandomOptions{Seed: 1, Statements: 1, Entries: 10, Currency: "EUR", BatchPercent: 10, ChargesPercent: 10,
+		Start: defaultGenerateDate}
 	gen := camt.GenerateOptions{Message: "053", Version: "001.08"}
 	var out string
 	cmd := &cobra.Command{
@@ -42,8 +39,11 @@ up. Import it with 'clearing statement import --source SOURCE FILE'.`,
 		Args: cobra.NoArgs,
 		RunE: g.run(func(_ context.Context, _ []string) error {
 			return writeTo(g, out, func(w io.Writer) error {
-				gen.MsgID = fmt.Sprintf("CLEARING-GEN-%d", o.Seed)
-				gen.Created = generatedAt
+				// Created at 18:00 on the last statement's day, so that the
+				// options alone decide the bytes.
+				last := o.Start.AddDate(0, 0, max(o.Statements, 1)-1)
+				gen.MsgID = fmt.Sprintf("CLEARING-GEN-%s-%d", last.Format("20060102"), o.Seed)
+				gen.Created = last.Add(18 * time.Hour)
 				return camt.Generate(w, camt.RandomStatements(o), gen)
 			})
 		}),
@@ -53,6 +53,7 @@ up. Import it with 'clearing statement import --source SOURCE FILE'.`,
 	restrictFlag(f, "message", []string{"052", "053", "054"})
 	f.StringVar(&gen.Version, "version", gen.Version, fmt.Sprintf("message version: %s to %s", camtVersions[0], camtVersions[len(camtVersions)-1]))
 	restrictFlag(f, "version", camtVersions)
+	f.Var(dateValue{&o.Start}, "date", "booking day of the first statement, YYYY-MM-DD")
 	f.IntVar(&o.Statements, "statements", o.Statements, "statements, one per day")
 	f.IntVar(&o.Entries, "entries", o.Entries, "entries per statement")
 	f.StringVar(&o.Currency, "currency", o.Currency, "ISO 4217 currency code")
@@ -64,7 +65,7 @@ up. Import it with 'clearing statement import --source SOURCE FILE'.`,
 }
 
 func newGenerateMT940Command(g *globalOptions) *cobra.Command {
-	o := mt940.RandomOptions{Seed: 1, Statements: 1, Lines: 10, Currency: "EUR"}
+	o := mt940.RandomOptions{Seed: 1, Statements: 1, Lines: 10, Currency: "EUR", Start: defaultGenerateDate}
 	var gen mt940.GenerateOptions
 	var out string
 	cmd := &cobra.Command{
@@ -85,6 +86,7 @@ SWIFT network delivers, with --crlf lines end in CR LF. Import it with
 		}),
 	}
 	f := cmd.Flags()
+	f.Var(dateValue{&o.Start}, "date", "date of the first statement, YYYY-MM-DD")
 	f.IntVar(&o.Statements, "statements", o.Statements, "statements, one per day")
 	f.IntVar(&o.Lines, "lines", o.Lines, "statement lines (:61:) per statement")
 	f.StringVar(&o.Currency, "currency", o.Currency, "ISO 4217 currency code")
@@ -97,7 +99,7 @@ SWIFT network delivers, with --crlf lines end in CR LF. Import it with
 }
 
 func newGenerateIPMCommand(g *globalOptions) *cobra.Command {
-	o := ipm.GenerateOptions{Seed: 1, Presentments: 1000, Encoding: ipm.EncodingCP500}
+	o := ipm.GenerateOptions{Seed: 1, Presentments: 1000, Encoding: ipm.EncodingCP500, Day: defaultGenerateDate}
 	var out string
 	cmd := &cobra.Command{
 		Use:   "ipm",
@@ -107,9 +109,14 @@ refunds) under valid acquirer reference numbers, and a trailer whose counts
 and amount check total agree, as variable blocked records (VBS), optionally in
 1014-byte blocks, in EBCDIC (cp500, cp037) or Latin-1. With --lifecycle, some
 presentments are followed by their reversal, some by a chargeback and a
-second presentment, and the file gets a fee collection.`,
+second presentment, and the file gets a fee collection.
+
+The ARNs and file ids carry --date: a file of another day shares no key with
+this one. The next file of the same day starts its ARNs after this one's
+(--arn-start) and takes the next --file-number.`,
 		Example: `  clearing generate ipm --presentments 10000 --blocked --lifecycle --out clearing.ipm
-  clearing ingest clearing.ipm`,
+  clearing ingest clearing.ipm
+  clearing generate ipm --presentments 10000 --lifecycle --arn-start 10001 --file-number 2 --out second.ipm`,
 		Args: cobra.NoArgs,
 		RunE: g.run(func(_ context.Context, _ []string) error {
 			return writeTo(g, out, func(w io.Writer) error {
@@ -129,6 +136,9 @@ second presentment, and the file gets a fee collection.`,
 	f.StringVar(&o.Encoding, "encoding", o.Encoding, fmt.Sprintf("code page: %v", ipm.Encodings()))
 	restrictFlag(f, "encoding", ipm.Encodings())
 	f.BoolVar(&o.Lifecycle, "lifecycle", false, "add reversals, chargebacks, second presentments and a fee collection")
+	f.Var(dateValue{&o.Day}, "date", "business day of the file, which its ARNs and file ids carry, YYYY-MM-DD")
+	f.Int64Var(&o.ARNStart, "arn-start", 1, "sequence of the first ARN (its 11 digits before the check digit)")
+	f.IntVar(&o.FirstFile, "file-number", 1, "number of the first logical file, which its file id and fee collection carry")
 	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed: the same seed gives the same file")
 	f.StringVar(&out, "out", "-", "file to write; - for stdout")
 	return cmd

@@ -103,7 +103,7 @@ func TestGenerateIPMIngests(t *testing.T) {
 	c := newCLI(t)
 	path := c.generated("clearing.ipm", "ipm", "--presentments", "60", "--blocked", "--encoding", "cp037", "--lifecycle", "--seed", "4")
 	var buf bytes.Buffer
-	gen, err := ipm.Generate(&buf, ipm.GenerateOptions{Seed: 4, Presentments: 60, Blocked: true, Encoding: ipm.EncodingCP037, Lifecycle: true})
+	gen, err := ipm.Generate(&buf, ipm.GenerateOptions{Seed: 4, Presentments: 60, Blocked: true, Encoding: ipm.EncodingCP037, Lifecycle: true, Day: defaultGenerateDate})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -152,6 +152,52 @@ const genRun = 1000
 // genDate is the first effective entry date that GenerateEntries uses.
 var genDate = time.Date(2026, time.March, 2, 0, 0, 0, 0, time.UTC)
 
+// GenerateOptions describe generated entries. Beyond Seed and Entries, the
+// zero value of a field keeps what GenerateEntries does, so that two files
+// generated with another Date, Company or TraceStart share no key.
+type GenerateOptions struct {
+	Seed    uint64
+	Entries int
+	// Date is the first effective entry date; zero means 2026-03-02.
+	Date time.Time
+	// Company, when set, is the company identification of every entry (10
+	// digits or capital letters), in place of the four generated
+	// originators: one originator's PPD entries from one ODFI.
+	Company string
+	// TraceStart is the sequence number (the trace number's last seven
+	// digits) of the first entry; zero means 1. The next file of the same
+	// originator and day starts where the last one ended.
+	TraceStart int
+}
+
+// maxTraceSequence is the largest sequence number a trace number holds.
+const maxTraceSequence = 9_999_999
+
+// Check reports what keeps o from describing valid entries.
+func (o GenerateOptions) Check() error {
+	switch {
+	case o.Entries < 0:
+		return fmt.Errorf("ach: generator: %d entries", o.Entries)
+	case o.Company != "" && !validCompany(o.Company):
+		return fmt.Errorf("ach: generator: company identification %q is not 10 digits or capital letters", o.Company)
+	case o.TraceStart < 0 || o.TraceStart > maxTraceSequence:
+		return fmt.Errorf("ach: generator: trace start %d is not a sequence number from 1 to %d", o.TraceStart, maxTraceSequence)
+	}
+	return nil
+}
+
+func validCompany(id string) bool {
+	if len(id) != 10 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		if (c < '0' || c > '9') && (c < 'A' || c > 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
 // GenerateEntries returns n deterministic forward entries for seed: four
 // companies (PPD, WEB, CCD and PPD again) in runs of 1,000 entries, five
 // effective dates, credits and debits to checking and savings accounts, and
@@ -159,22 +205,41 @@ var genDate = time.Date(2026, time.March, 2, 0, 0, 0, 0, time.UTC)
 // batches as they come, and no two entries share a key. The entries are
 // made as the sequence is consumed; none is held.
 func GenerateEntries(seed uint64, n int) iter.Seq[Entry] {
+	return GenerateOptions{Seed: seed, Entries: n}.Generate()
+}
+
+// Generate returns the entries o describes, as GenerateEntries does; the
+// first k entries are the same whatever o.Entries is. Options that Check
+// refuses give no entries.
+func (o GenerateOptions) Generate() iter.Seq[Entry] {
 	return func(yield func(Entry) bool) {
-		rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+		if o.Check() != nil {
+			return
+		}
+		date := genDate
+		if !o.Date.IsZero() {
+			date = o.Date
+		}
+		start := max(o.TraceStart, 1) - 1
+		rng := rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
 		rdfis := make([]string, 16)
 		for i := range rdfis {
 			rdfis[i] = routing9(fmt.Sprintf("%08d", rng.IntN(100_000_000)))
 		}
-		for i := 0; i < n; i++ {
+		for i := 0; i < o.Entries; i++ {
 			run := i / genRun
 			c := genCompanies[run%len(genCompanies)]
+			if o.Company != "" {
+				c = genCompany{o.Company, "CO " + o.Company, moov.PPD, genCompanies[0].odfi}
+			}
 			// Trace sequence numbers have seven digits; past ten million
-			// entries the dates move on a week so that keys stay unique.
-			days := (run/len(genCompanies))%5 + 7*(i/10_000_000)
+			// the dates move on a week so that keys stay unique.
+			n := start + i
+			days := (run/len(genCompanies))%5 + 7*(n/(maxTraceSequence+1))
 			e := Entry{
 				SEC: c.sec, CompanyID: c.id, CompanyName: c.name,
-				EffectiveDate: genDate.AddDate(0, 0, days), ODFI: c.odfi,
-				Trace:   fmt.Sprintf("%s%07d", c.odfi, i%10_000_000+1),
+				EffectiveDate: date.AddDate(0, 0, days), ODFI: c.odfi,
+				Trace:   fmt.Sprintf("%s%07d", c.odfi, n%(maxTraceSequence+1)+1),
 				RDFI:    rdfis[rng.IntN(len(rdfis))],
 				Account: fmt.Sprintf("%0*d", 8+rng.IntN(5), rng.Int64N(1_000_000_000_000)),
 				Name:    fmt.Sprintf("CUSTOMER %07d", rng.IntN(10_000_000)),

@@ -2,6 +2,7 @@ package ach
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -292,4 +293,61 @@ func writeChanged(w io.Writer, change func(*Entry)) error {
 	e := testEntries()[:1]
 	change(&e[0])
 	return WriteEntries(w, DefaultHeader(testCreated), slices.Values(e))
+}
+
+// Files generated with another date, company or trace start share no key
+// with the default file, and the default options are GenerateEntries.
+func TestGenerateOptionsSeparateTheKeys(t *testing.T) {
+	const n = 1200 // two runs, so that two originators take part
+	base := slices.Collect(GenerateEntries(1, n))
+	if same := slices.Collect(GenerateOptions{Seed: 1, Entries: n}.Generate()); !slices.Equal(same, base) {
+		t.Fatal("the zero options are not GenerateEntries")
+	}
+	keys := map[string]string{}
+	for _, e := range base {
+		keys[e.Key()] = "default"
+	}
+	day := time.Date(2026, time.March, 9, 0, 0, 0, 0, time.UTC)
+	for name, o := range map[string]GenerateOptions{
+		"date":        {Seed: 1, Entries: n, Date: day},
+		"company":     {Seed: 1, Entries: n, Company: "A1B2C3D4E5"},
+		"trace start": {Seed: 1, Entries: n, TraceStart: n + 1},
+	} {
+		es := slices.Collect(o.Generate())
+		if len(es) != n {
+			t.Fatalf("%s: %d entries, want %d", name, len(es), n)
+		}
+		for i, e := range es {
+			if prev, ok := keys[e.Key()]; ok {
+				t.Fatalf("%s: entry %d has the key %s of the %s file", name, i, e.Key(), prev)
+			}
+			keys[e.Key()] = name
+		}
+		data := write(t, func(w io.Writer) error { return WriteEntries(w, DefaultHeader(testCreated), slices.Values(es)) })
+		checkWithMoov(t, data)
+		for i, rec := range mustRead(t, data) {
+			sameRecord(t, rec, forward(es[i]))
+		}
+		switch name {
+		case "date":
+			if !es[0].EffectiveDate.Equal(day) {
+				t.Errorf("date: first effective date %v", es[0].EffectiveDate)
+			}
+		case "company":
+			for _, e := range es {
+				if e.CompanyID != "A1B2C3D4E5" || e.SEC != moov.PPD {
+					t.Fatalf("company: entry of %s %s", e.CompanyID, e.SEC)
+				}
+			}
+		case "trace start":
+			if got := es[0].Trace[8:]; got != fmt.Sprintf("%07d", n+1) {
+				t.Errorf("trace start: first sequence %s", got)
+			}
+		}
+	}
+	for _, o := range []GenerateOptions{{Entries: -1}, {Company: "ACME"}, {Company: "acme000000"}, {TraceStart: 10_000_000}, {TraceStart: -1}} {
+		if o.Check() == nil {
+			t.Errorf("%+v: Check accepts it", o)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/clearing-dev/clearing/internal/money"
 )
@@ -44,6 +45,14 @@ type GenerateOptions struct {
 	NewRows      int   // rows added after the original Rows
 	Shuffle      bool  // write the rows in a seeded order
 	ChangeAmount []int // 0-based rows whose amount is one minor unit higher
+	// Start, when set, dates the rows from Start over Days days (1 when
+	// zero); the zero value dates them over November 2026, the 1st to the
+	// 28th.
+	Start time.Time
+	Days  int
+	// IDStart numbers the rows' ids from it instead of 0, so that the next
+	// file of the same seed shares no id with the last one.
+	IDStart int
 }
 
 // GenerateStats counts what Generate wrote.
@@ -133,6 +142,8 @@ func newGenerator(w io.Writer, opts GenerateOptions) (*generator, error) {
 		return nil, fmt.Errorf("%w: rows must be between 0 and %d", ErrGenerate, formatsMaxRows)
 	case opts.PendingEvery > 0 && opts.Preset != "direction":
 		return nil, fmt.Errorf("%w: only the direction shape has pending rows", ErrGenerate)
+	case opts.Days < 0 || opts.IDStart < 0:
+		return nil, fmt.Errorf("%w: Days and IDStart cannot be negative", ErrGenerate)
 	case opts.SubtotalEvery < 0 || opts.PendingEvery < 0:
 		return nil, fmt.Errorf("%w: SubtotalEvery and PendingEvery cannot be negative", ErrGenerate)
 	}
@@ -221,6 +232,9 @@ func (g *generator) currency(i int) money.Currency {
 }
 
 func (g *generator) date(i int) string {
+	if !g.opts.Start.IsZero() {
+		return g.opts.Start.AddDate(0, 0, int(g.hash(i, 4)%uint64(max(g.opts.Days, 1)))).Format(time.DateOnly)
+	}
 	return fmt.Sprintf("2026-11-%02d", 1+g.hash(i, 4)%28)
 }
 
@@ -233,7 +247,7 @@ func (g *generator) digits(i int, salt uint64, n int) string {
 }
 
 func (g *generator) id(i int) string {
-	return fmt.Sprintf("%x%07d", uint32(g.opts.Seed), i)
+	return fmt.Sprintf("%x%07d", uint32(g.opts.Seed), g.opts.IDStart+i)
 }
 
 func (g *generator) pending(i int) bool {

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clearing-dev/clearing/formats"
 	"github.com/clearing-dev/clearing/internal/money"
@@ -208,5 +209,35 @@ func TestGroupedAmounts(t *testing.T) {
 	}
 	if got := grouped(1234567, money.MustCurrency("JPY")); !strings.EqualFold(got, "1,234,567") {
 		t.Errorf("grouped JPY = %q", got)
+	}
+}
+
+// Start and Days date the rows; IDStart moves the ids, so that the next
+// file of a seed shares no key with the first.
+func TestGenerateDatesAndIDStart(t *testing.T) {
+	start := time.Date(2026, time.March, 2, 0, 0, 0, 0, time.UTC)
+	for _, preset := range Presets() {
+		first, _, _ := generated(t, GenerateOptions{Preset: preset, Rows: 50, Seed: 1, Start: start})
+		next, _, _ := generated(t, GenerateOptions{Preset: preset, Rows: 50, Seed: 1, Start: start, Days: 3, IDStart: 50})
+		for k, r := range first {
+			if !r.ValueDate.Equal(start) {
+				t.Fatalf("%s: %s dated %v, want %v", preset, k, r.ValueDate, start)
+			}
+		}
+		days := map[time.Time]bool{}
+		for k, r := range next {
+			// A preset without an id column keys rows by file and line:
+			// another file name separates those, not IDStart.
+			if _, ok := first[k]; ok && !strings.Contains(k, ":gen.csv:") {
+				t.Fatalf("%s: key %s in both files", preset, k)
+			}
+			if r.ValueDate.Before(start) || !r.ValueDate.Before(start.AddDate(0, 0, 3)) {
+				t.Fatalf("%s: %s dated %v, outside the three days", preset, k, r.ValueDate)
+			}
+			days[r.ValueDate] = true
+		}
+		if len(days) < 2 {
+			t.Errorf("%s: 50 rows over three days fell on %d", preset, len(days))
+		}
 	}
 }

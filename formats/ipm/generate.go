@@ -29,7 +29,19 @@ type GenerateOptions struct {
 	// Day is the business day. Zero means 2026-11-02, fixed so that the
 	// seed alone decides the file.
 	Day time.Time
+	// ARNStart is the sequence number (the 11 digits before the check
+	// digit) of the first presentment's acquirer reference number; zero
+	// means 1. The ARN carries the day, so files of two days never share
+	// one; the next file of a day starts where the last one ended.
+	ARNStart int64
+	// FirstFile is the number of the first logical file, which its file id
+	// (PDS 0105) and its fee collection's control number carry; zero means
+	// 1. The next file of a day takes the next number.
+	FirstFile int
 }
+
+// maxARNSequence is the largest sequence an ARN's 11 digits hold.
+const maxARNSequence = 99_999_999_999
 
 // GenerateSummary counts what a generated file holds, as the reader
 // returns it.
@@ -51,6 +63,12 @@ func Generate(w io.Writer, opts GenerateOptions) (GenerateSummary, error) {
 	if opts.Presentments < 0 || opts.LogicalFiles < 0 {
 		return GenerateSummary{}, fmt.Errorf("%w: negative counts", ErrOptions)
 	}
+	if opts.FirstFile < 0 || max(opts.FirstFile, 1)+max(opts.LogicalFiles, 1)-1 > 99_999 {
+		return GenerateSummary{}, fmt.Errorf("%w: logical files from %d pass 99,999", ErrOptions, opts.FirstFile)
+	}
+	if opts.ARNStart < 0 || opts.ARNStart > maxARNSequence {
+		return GenerateSummary{}, fmt.Errorf("%w: ARN start %d is not a sequence from 1 to %d", ErrOptions, opts.ARNStart, int64(maxARNSequence))
+	}
 	if opts.LogicalFiles == 0 {
 		opts.LogicalFiles = 1
 	}
@@ -61,8 +79,9 @@ func Generate(w io.Writer, opts GenerateOptions) (GenerateSummary, error) {
 	if err != nil {
 		return GenerateSummary{}, err
 	}
-	g := &generator{opts: opts, rnd: rand.New(rand.NewPCG(opts.Seed, 0x1f0)), wr: wr}
-	for f := 1; f <= opts.LogicalFiles && err == nil; f++ {
+	g := &generator{opts: opts, rnd: rand.New(rand.NewPCG(opts.Seed, 0x1f0)), wr: wr, seq: max(opts.ARNStart, 1) - 1}
+	first := max(opts.FirstFile, 1)
+	for f := first; f < first+opts.LogicalFiles && err == nil; f++ {
 		err = g.logicalFile(f)
 	}
 	if err == nil {

@@ -2,8 +2,11 @@ package ipm
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"testing"
+	"time"
 
 	"github.com/clearing-dev/clearing/formats"
 )
@@ -95,6 +98,38 @@ func TestKeysIgnoreBlockingAndEncoding(t *testing.T) {
 			if got[k] != d {
 				t.Errorf("%+v: key %s has another digest or is missing", v, k)
 			}
+		}
+	}
+}
+
+// ARNStart and FirstFile make the next file of a day, and Day a file of
+// another day, share no key with the first: not an ARN, not a fee
+// collection's control number.
+func TestGenerateARNStartAndDay(t *testing.T) {
+	keys := func(o GenerateOptions) map[string]bool {
+		data, _ := generate(t, o)
+		out := map[string]bool{}
+		for _, r := range readAll(t, data, testOptions()).recs {
+			if r.Kind != formats.Skip {
+				out[r.Key] = true
+			}
+		}
+		return out
+	}
+	first := keys(GenerateOptions{Seed: 1, Presentments: 50, Lifecycle: true})
+	for name, o := range map[string]GenerateOptions{
+		"arn start": {Seed: 1, Presentments: 50, Lifecycle: true, ARNStart: 51, FirstFile: 2},
+		"day":       {Seed: 1, Presentments: 50, Lifecycle: true, Day: time.Date(2026, time.March, 2, 0, 0, 0, 0, time.UTC)},
+	} {
+		for k := range keys(o) {
+			if first[k] {
+				t.Fatalf("%s: key %s in both files", name, k)
+			}
+		}
+	}
+	for _, o := range []GenerateOptions{{ARNStart: -1}, {FirstFile: 99_999, LogicalFiles: 2}} {
+		if _, err := Generate(io.Discard, o); !errors.Is(err, ErrOptions) {
+			t.Errorf("%+v: %v", o, err)
 		}
 	}
 }

@@ -22,7 +22,17 @@ type GenerateOptions struct {
 	// Each message is sent 0 to 199 ms after the one before, so a million
 	// messages span about a day.
 	Start time.Time
+	// RRNStart is the retrieval reference number of the first message, and
+	// each message after it takes the next; zero derives them from Seed
+	// (Seed modulo 10,000 times 10^8, plus one). The STAN is the RRN's last
+	// six digits. A key is the acquirer, the RRN and the MTI, or for a
+	// reversal without an RRN its original's STAN and transmission time, so
+	// the next file of a day starts where the last one ended.
+	RRNStart int64
 }
+
+// maxRRN is the largest RRN that DE37's twelve digits hold.
+const maxRRN = 999_999_999_999
 
 // GenerateSummary counts what a generated file holds, as the reader will
 // return it.
@@ -50,6 +60,9 @@ func Generate(w io.Writer, opts GenerateOptions) (GenerateSummary, error) {
 	}
 	if opts.Messages > 99_999_999 {
 		return GenerateSummary{}, fmt.Errorf("%w: at most 99,999,999 messages have distinct RRNs", ErrOptions)
+	}
+	if opts.RRNStart < 0 || opts.RRNStart > 0 && opts.RRNStart+int64(opts.Messages)-1 > maxRRN {
+		return GenerateSummary{}, fmt.Errorf("%w: RRNs from %d for %d messages pass %d", ErrOptions, opts.RRNStart, opts.Messages, int64(maxRRN))
 	}
 	spec, err := LoadSpec(opts.Spec)
 	if err != nil {
@@ -91,11 +104,15 @@ func newGenerator(opts GenerateOptions) *generator {
 	if start.IsZero() {
 		start = time.Date(2026, 11, 28, 22, 0, 0, 0, time.UTC)
 	}
-	return &generator{
+	g := &generator{
 		rng:     rand.New(rand.NewPCG(opts.Seed, 0x1508_3e1a_c0de)),
 		rrnBase: int64(opts.Seed%10_000) * 100_000_000,
 		clock:   start.UTC().Truncate(time.Second),
 	}
+	if opts.RRNStart > 0 {
+		g.rrnBase = opts.RRNStart - 1 // the first message is seq 1
+	}
+	return g
 }
 
 // next returns the next message and counts it.
@@ -142,7 +159,10 @@ func (g *generator) card() Txn {
 	return g.original("0200")
 }
 
-func (g *generator) stan() string { return fmt.Sprintf("%06d", g.seq%1_000_000) }
+// stan is the last six digits of the message's RRN: a file that starts its
+// RRNs after another's (RRNStart) has other STANs too, and so shares no key
+// with it through the reversals that carry no RRN (DE90).
+func (g *generator) stan() string { return fmt.Sprintf("%06d", (g.rrnBase+g.seq)%1_000_000) }
 
 var (
 	genAcquirers = []string{"123456", "2000001", "00417"}

@@ -206,3 +206,35 @@ func TestWriteMoov(t *testing.T) {
 		t.Fatalf("final %v, records %+v", res.final, res.records)
 	}
 }
+
+// RRNStart numbers the RRNs (and so the STANs) from it: the next file of a
+// seed shares no key with the first, RRN-less reversals included.
+func TestGenerateRRNStart(t *testing.T) {
+	keys := func(o GenerateOptions) map[string]bool {
+		var buf bytes.Buffer
+		if _, err := Generate(&buf, o); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, r := range readAll(t, buf.Bytes(), testOptions("")).records {
+			if r.Key != "" {
+				out[r.Key] = true
+			}
+		}
+		return out
+	}
+	first := keys(GenerateOptions{Seed: 1, Messages: 300, Framing: FramingRDW})
+	// Seed 1's RRNs are 100000001 to 100000300; the next file starts after.
+	next := keys(GenerateOptions{Seed: 1, Messages: 300, Framing: FramingRDW, RRNStart: 100_000_301})
+	if len(first) == 0 || len(next) == 0 {
+		t.Fatal("no keys")
+	}
+	for k := range next {
+		if first[k] {
+			t.Fatalf("key %s in both files", k)
+		}
+	}
+	if _, err := Generate(io.Discard, GenerateOptions{Messages: 2, Framing: FramingRDW, RRNStart: 999_999_999_999}); !errors.Is(err, ErrOptions) {
+		t.Errorf("RRNs past 12 digits: %v", err)
+	}
+}
