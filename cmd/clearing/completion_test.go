@@ -105,7 +105,7 @@ func TestCompletionOfFlagValues(t *testing.T) {
 		{[]string{"ingest", "--map", "preset:s"}, []string{"preset:signed-amount"}, cobra.ShellCompDirectiveNoFileComp},
 		{[]string{"ingest", "--map", "./"}, none, cobra.ShellCompDirectiveDefault},
 		{[]string{"breaks", "list", "--status", ""}, []string{"open", "acknowledged", "closed"}, cobra.ShellCompDirectiveNoFileComp},
-		{[]string{"quarantine", "list", "--status", ""}, []string{"open", "released", "dismissed"}, cobra.ShellCompDirectiveNoFileComp},
+		{[]string{"quarantine", "list", "--status", ""}, []string{"open", "released", "dismissed", "posted_to_suspense"}, cobra.ShellCompDirectiveNoFileComp},
 		{[]string{"corrections", "list", "--status", ""}, correctionStatuses, cobra.ShellCompDirectiveNoFileComp},
 		{[]string{"--log-format", ""}, []string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp},
 		{[]string{"generate", "csv", "--preset", ""}, csv.Presets(), cobra.ShellCompDirectiveNoFileComp},
