@@ -48,40 +48,52 @@ var baselineColumns = []string{
 // gets its record number appended, since a raw COPY into a unique index
 // cannot hold it twice; keys keep their shape and length.
 func readRows(path string, o registry.Options, source string, visit func(*formats.Record) error) ([]postingRow, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	o.Hasher = pii.New(benchPIIKey)
-	opened, err := registry.Open(bufio.NewReaderSize(f, 1<<20), path, o)
-	if err != nil {
-		return nil, err
-	}
 	var rows []postingRow
 	seen := make(map[string]struct{})
-	for {
-		rec, err := opened.Reader.Next()
-		if errors.Is(err, io.EOF) {
-			return rows, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-		if rec.Kind == formats.Skip {
-			continue
-		}
+	err := eachRecord(path, o, func(rec *formats.Record) error {
 		if visit != nil {
-			if err := visit(&rec); err != nil {
-				return nil, err
+			if err := visit(rec); err != nil {
+				return err
 			}
 		}
-		row := newPostingRow(&rec, source)
+		row := newPostingRow(rec, source)
 		if _, dup := seen[row.key]; dup {
 			row.key += ":" + strconv.Itoa(len(rows)+1)
 		}
 		seen[row.key] = struct{}{}
 		rows = append(rows, row)
+		return nil
+	})
+	return rows, err
+}
+
+// eachRecord streams the records of the file at path that ingest would
+// stage to visit, holding none of them.
+func eachRecord(path string, o registry.Options, visit func(*formats.Record) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	o.Hasher = pii.New(benchPIIKey)
+	opened, err := registry.Open(bufio.NewReaderSize(f, 1<<20), path, o)
+	if err != nil {
+		return err
+	}
+	for {
+		rec, err := opened.Reader.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		if rec.Kind == formats.Skip {
+			continue
+		}
+		if err := visit(&rec); err != nil {
+			return err
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -14,6 +15,8 @@ type bench struct {
 	bin, work string
 	srv       *server
 	n         int // records per generated file
+	runs      int // times each figure is measured
+	mode      string
 	out       io.Writer
 	runTag    string // makes this run's tenants new, even on a reused server
 	started   time.Time
@@ -40,9 +43,9 @@ type figure struct {
 // detail is a measurement reported for context, with no target.
 type detail struct{ name, value string }
 
-func newBench(bin, work string, srv *server, n int, timeout time.Duration, out io.Writer) *bench {
+func newBench(bin, work string, srv *server, n, runs int, timeout time.Duration, out io.Writer) *bench {
 	now := time.Now()
-	return &bench{bin: bin, work: work, srv: srv, n: n, out: out, started: now, cmdTimeout: timeout,
+	return &bench{bin: bin, work: work, srv: srv, n: n, runs: runs, out: out, started: now, cmdTimeout: timeout,
 		runTag: strconv.FormatInt(now.Unix(), 36)}
 }
 
@@ -92,13 +95,23 @@ func ratioFigure(name, value, baseline string, ratio, target float64, atLeast bo
 		f.ratio = bound + " " + f.ratio
 	}
 	met := ratio <= target && bound != ">"
-	f.target = fmt.Sprintf("≤ %.1fx", target)
+	f.target = "≤ " + targetText(target)
 	if atLeast {
 		met = ratio >= target && bound != "<"
-		f.target = fmt.Sprintf("≥ %.1fx", target)
+		f.target = "≥ " + targetText(target)
 	}
 	f.met = yesNo(met)
 	return f
+}
+
+// targetText writes a target ratio with as many decimals as it has, at
+// least one: "0.5x", "0.75x", "2.0x".
+func targetText(t float64) string {
+	s := strconv.FormatFloat(t, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s + "x"
 }
 
 func yesNo(ok bool) string {
@@ -108,8 +121,8 @@ func yesNo(ok bool) string {
 	return "no"
 }
 
-// measureAll runs every measurement in order. The server is shared, so each
-// figure and its baseline run back to back.
+// measureAll measures what the mode asks for: by default it generates the
+// inputs and measures every figure b.runs times.
 func (b *bench) measureAll(ctx context.Context) error {
 	var err error
 	b.machine = readMachine()
@@ -121,29 +134,17 @@ func (b *bench) measureAll(ctx context.Context) error {
 	if _, err := b.clearing(ctx, []int{0}, "", "migrate"); err != nil {
 		return err
 	}
+	switch b.mode {
+	case modeScale:
+		return b.measureScale(ctx)
+	case modeCheck:
+		return b.measureCheck(ctx)
+	}
 	in, err := b.generate(ctx)
 	if err != nil {
 		return err
 	}
-	ach, err := b.measureACH(ctx, in)
-	if err != nil {
-		return err
-	}
-	if err := b.measureMemory(ctx, in, ach); err != nil {
-		return err
-	}
-	if err := b.measureIngestCase(ctx, b.csvCase(in)); err != nil {
-		return err
-	}
-	if err := b.measureIngestCase(ctx, b.ipmCase(in)); err != nil {
-		return err
-	}
-	if err := b.measureReconcile(ctx, in, ach); err != nil {
-		return err
-	}
-	// ISO 8583 runs last: should its ingest be stopped at the time limit,
-	// every other figure has been measured on a quiet server already.
-	return b.measureIngestCase(ctx, b.isoCase(in))
+	return b.measureRuns(ctx, in)
 }
 
 // count writes n with thousands separators.

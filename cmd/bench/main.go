@@ -18,16 +18,28 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
 
+// The modes of the program: the bench of every figure against its
+// baselines, the scale run at ten million records, and the independent
+// check at 200,000 ACH entries.
+const (
+	modeBench = "bench"
+	modeScale = "scale"
+	modeCheck = "check"
+)
+
 // options are the command-line flags.
 type options struct {
+	mode        string
 	clearing    string // the clearing binary to measure
 	out         string // the markdown file to write; empty writes none
 	databaseURL string // a server to use instead of a throw-away one
 	records     int    // records per generated file
+	runs        int    // times each figure is measured
 	work        string // folder for generated files; empty is a temporary one
 	keep        bool   // keep the generated files
 	timeout     time.Duration
@@ -52,27 +64,60 @@ func main() {
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
+	var scale, check bool
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.BoolVar(&scale, "scale", false, "the scale run: ACH ingest, re-ingest, statement import and reconciliation at -records and at a tenth of it (default 10,000,000)")
+	fs.BoolVar(&check, "check", false, "the independent check: ingest, re-ingest and reconcile of -records ACH entries (default 200,000) against a COPY of the postings they wrote and a bare join")
 	fs.StringVar(&o.clearing, "clearing", "bin/clearing", "the clearing binary to measure")
-	fs.StringVar(&o.out, "out", "docs/BENCHMARKS.md", "markdown file for the results; empty writes none")
+	fs.StringVar(&o.out, "out", "docs/BENCHMARKS.md", "markdown file for the results; empty writes none (-scale: docs/BENCHMARKS-scale.md; -check: none)")
 	fs.StringVar(&o.databaseURL, "database-url", "", "PostgreSQL to use (else CLEARING_BENCH_DATABASE_URL, else a throw-away embedded cluster)")
-	fs.IntVar(&o.records, "records", 1_000_000, "records in each generated file")
+	fs.IntVar(&o.records, "records", 1_000_000, "records in each generated file (-scale: 10,000,000; -check: 200,000)")
+	fs.IntVar(&o.runs, "runs", 3, "times each figure is measured; the report gives the median and the range (-scale: always 1)")
 	fs.StringVar(&o.work, "work", "", "folder for the generated files (default: a temporary folder)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the generated files")
-	fs.DurationVar(&o.timeout, "command-timeout", 10*time.Minute, "stop a clearing command that runs longer, and report it as unfinished")
+	fs.DurationVar(&o.timeout, "command-timeout", 10*time.Minute, "stop a clearing command that runs longer, and report it as unfinished (-scale: 3h)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	o.mode = modeBench
+	switch {
+	case scale && check:
+		err := fmt.Errorf("%w: -scale and -check are separate runs", errUsage)
+		fmt.Fprintln(stderr, err)
+		return o, err
+	case scale:
+		o.mode, o.runs = modeScale, 1
+		defaults(set, &o.records, 10_000_000, &o.out, "docs/BENCHMARKS-scale.md")
+		if !set["command-timeout"] {
+			o.timeout = 3 * time.Hour
+		}
+	case check:
+		o.mode = modeCheck
+		defaults(set, &o.records, 200_000, &o.out, "")
 	}
 	if o.databaseURL == "" {
 		o.databaseURL = os.Getenv("CLEARING_BENCH_DATABASE_URL")
 	}
-	if fs.NArg() > 0 || o.records < 1000 || o.timeout <= 0 {
-		err := fmt.Errorf("%w: -records must be at least 1000, -command-timeout positive, and no arguments are taken", errUsage)
+	if fs.NArg() > 0 || o.records < 1000 || o.runs < 1 || o.timeout <= 0 {
+		err := fmt.Errorf("%w: -records must be at least 1000, -runs and -command-timeout positive, and no arguments are taken", errUsage)
 		fmt.Fprintln(stderr, err)
 		return o, err
 	}
 	return o, nil
+}
+
+// defaults gives -records and -out a mode's defaults where they were not
+// set on the command line.
+func defaults(set map[string]bool, records *int, n int, out *string, path string) {
+	if !set["records"] {
+		*records = n
+	}
+	if !set["out"] {
+		*out = path
+	}
 }
 
 // run measures everything and writes the report. The generated files and a
@@ -90,16 +135,27 @@ func run(ctx context.Context, o options, stdout io.Writer) (err error) {
 		return err
 	}
 	defer cleanWork()
+	if o.mode == modeScale {
+		if err := checkDisk(o.records, work, o.databaseURL); err != nil {
+			return err
+		}
+	}
 	srv, err := openServer(ctx, o.databaseURL)
 	if err != nil {
 		return err
 	}
 	defer srv.close(context.WithoutCancel(ctx))
-	b := newBench(bin, work, srv, o.records, o.timeout, stdout)
+	b := newBench(bin, work, srv, o.records, o.runs, o.timeout, stdout)
+	b.mode = o.mode
 	if err := b.measureAll(ctx); err != nil {
 		return err
 	}
 	if o.out == "" {
+		if o.mode == modeCheck {
+			var sb strings.Builder
+			b.report().write(&sb)
+			fmt.Fprintf(stdout, "\n%s", sb.String())
+		}
 		return nil
 	}
 	if err := writeMarkdown(o.out, b.report()); err != nil {

@@ -41,50 +41,100 @@ SELECT class, sum(ledger_items + statement_lines)
  GROUP BY class
  ORDER BY class`
 
-// measureReconcile imports the statement for the ACH tenant, then times
-// 'clearing reconcile' of the whole period next to the bare join. The join
-// runs once before the command, untimed, so that both find the two tables
-// equally warm in the server's cache, and once after, timed.
-func (b *bench) measureReconcile(ctx context.Context, in inputs, ach achResult) error {
-	p := ach.planted
-	imp, err := b.clearing(ctx, []int{0}, "", "statement", "import", "--tenant", ach.tenant, "--source", "ach",
+// reconcileTarget is the most reconciliation may take against the bare
+// join of the same rows.
+const reconcileTarget = 2.0
+
+// reconcileRun is one run of the reconciliation measurement.
+type reconcileRun struct {
+	imp, rec      ran
+	join          time.Duration
+	stopped       bool
+	postings      int64
+	joinClasses   string
+	storedClasses string // what clearing stored, per class
+}
+
+// measureReconcile imports the statement for the tenant of one ACH run, then
+// times 'clearing reconcile' of the whole period next to the bare join. The
+// join runs once before the command, untimed, so that both find the two
+// tables equally warm in the server's cache, and once after, timed.
+func (b *bench) measureReconcile(ctx context.Context, in inputs, tenant string, postings int64, p planted, run int) (reconcileRun, error) {
+	rr := reconcileRun{postings: postings}
+	var err error
+	rr.imp, err = b.clearing(ctx, []int{0}, "", "statement", "import", "--tenant", tenant, "--source", "ach",
 		"--format", "csv", "--map", in.mapping, in.statement)
 	if err != nil {
-		return err
+		return rr, err
 	}
-	b.addDetail("statement import, "+count(p.lines)+" lines", fmt.Sprintf("%s lines/s (%s), peak RSS %.0f MiB",
-		perSecond(p.lines, imp.wall), seconds(imp.wall), imp.rssMiB()))
 	from, to := p.from.Format(time.DateOnly), p.to.Format(time.DateOnly)
-	if _, _, err := b.timeBareJoin(ctx, ach.tenant, p.from, p.to); err != nil {
-		return err
+	if _, _, err := b.timeBareJoin(ctx, tenant, p.from, p.to); err != nil {
+		return rr, err
 	}
 	b.srv.checkpoint(ctx)
-	rec, err := b.clearing(ctx, []int{3}, b.path("reconcile.txt"), "reconcile", "--tenant", ach.tenant,
+	rr.rec, err = b.clearing(ctx, []int{3}, b.path("reconcile.txt"), "reconcile", "--tenant", tenant,
 		"--source", "ach", "--from", from, "--to", to)
-	stopped := errors.Is(err, errTimedOut)
-	if err != nil && !stopped {
-		return err
+	if rr.stopped = errors.Is(err, errTimedOut); err != nil && !rr.stopped {
+		return rr, err
 	}
-	joinTook, joinClasses, err := b.timeBareJoin(ctx, ach.tenant, p.from, p.to)
-	if err != nil {
-		return err
+	if rr.join, rr.joinClasses, err = b.timeBareJoin(ctx, tenant, p.from, p.to); err != nil {
+		return rr, err
 	}
-	postings := ach.firstSum.Posted
-	value, bound := seconds(rec.wall), ""
-	if stopped {
-		value, bound = "> "+value+" (stopped)", ">"
+	fmt.Fprintf(b.out, "  run %d, reconciliation: statement import %s, reconcile %s, bare join %s\n", run,
+		seconds(rr.imp.wall), seconds(rr.rec.wall), seconds(rr.join))
+	if rr.stopped {
+		b.warn("run %d: %v", run, err)
+		return rr, nil
 	}
-	b.addFigure(ratioFigure(fmt.Sprintf("reconciliation, %s postings vs %s lines", count(postings), count(p.lines)),
-		value, "bare full outer join "+seconds(joinTook), rec.wall.Seconds()/joinTook.Seconds(), 1.5, false, bound))
-	b.addDetail("reconciliation: peak RSS", fmt.Sprintf("%.0f MiB", rec.rssMiB()))
+	rr.storedClasses, err = b.checkClasses(ctx, tenant, p, run)
+	return rr, err
+}
+
+// reportReconcile adds the reconciliation figure, judged by the median of
+// the runs' ratios to their bare joins, and the memory of the statement
+// import and of the reconciliation.
+func (b *bench) reportReconcile(runs []reconcileRun, p planted) {
+	if len(runs) == 0 {
+		return
+	}
+	var done []reconcileRun
+	for _, r := range runs {
+		if !r.stopped {
+			done = append(done, r)
+		}
+	}
+	name := fmt.Sprintf("reconciliation, %s postings vs %s lines", count(runs[0].postings), count(p.lines))
+	if len(done) == 0 {
+		r := runs[0]
+		b.addFigure(ratioFigure(name, "> "+seconds(r.rec.wall)+" (stopped)", "bare full outer join "+seconds(r.join),
+			r.rec.wall.Seconds()/r.join.Seconds(), reconcileTarget, false, ">"))
+	} else {
+		of := func(f func(r reconcileRun) float64) spread {
+			return spreadOf(pairs(done, func(r reconcileRun) (float64, bool) { return f(r), true }))
+		}
+		rec := of(func(r reconcileRun) float64 { return r.rec.wall.Seconds() })
+		join := of(func(r reconcileRun) float64 { return r.join.Seconds() })
+		ratio := of(func(r reconcileRun) float64 { return r.rec.wall.Seconds() / r.join.Seconds() })
+		b.addFigure(ratioSpreadFigure(name, rec.secondsText(), "bare full outer join "+join.secondsText(), ratio, reconcileTarget, false, ""))
+	}
+	of := func(f func(r reconcileRun) float64) spread {
+		return spreadOf(pairs(runs, func(r reconcileRun) (float64, bool) { return f(r), true }))
+	}
+	impRSS := of(func(r reconcileRun) float64 { return r.imp.rssMiB() })
+	recRSS := of(func(r reconcileRun) float64 { return r.rec.rssMiB() })
+	b.addFigure(figure{
+		name:  "peak RSS, statement import / reconcile",
+		value: impRSS.mibText() + " / " + recRSS.mibText(), target: fmt.Sprintf("< %d MiB", rssLimitMiB),
+		met: yesNo(max(impRSS.hi, recRSS.hi) < rssLimitMiB),
+	})
+	imp := of(func(r reconcileRun) float64 { return rate(p.lines, r.imp.wall) })
+	b.addDetail("statement import, "+count(p.lines)+" lines", imp.rateText("lines/s"))
 	b.addDetail("statement: planted breaks", fmt.Sprintf("%s missing_in_statement, %s amount_mismatch, %s missing_in_ledger, %s unbooked_fee",
 		count(p.missing), count(p.changed), count(p.extra), count(p.fees)))
-	b.addDetail("bare join: items per class", joinClasses)
-	if stopped {
-		b.warn("%v", err)
-		return nil
+	b.addDetail("bare join: items per class", runs[0].joinClasses)
+	if runs[0].storedClasses != "" {
+		b.addDetail("clearing reconcile: items per class (both sides)", runs[0].storedClasses)
 	}
-	return b.checkClasses(ctx, ach.tenant, p)
 }
 
 // timeBareJoin runs the bare join and returns its wall time and its counts.
@@ -115,14 +165,14 @@ func (b *bench) timeBareJoin(ctx context.Context, tenant string, from, to time.T
 // checkClasses compares the stored reconciliation with the planted breaks.
 // A difference is a finding about reconciliation, not a failure to measure:
 // it is reported as a warning.
-func (b *bench) checkClasses(ctx context.Context, tenant string, p planted) error {
+func (b *bench) checkClasses(ctx context.Context, tenant string, p planted, run int) (string, error) {
 	want := map[string]int64{
 		"matched": 2 * p.matched, "missing_in_statement": p.missing, "amount_mismatch": 2 * p.changed,
 		"missing_in_ledger": p.extra, "unbooked_fee": p.fees,
 	}
 	rows, err := b.srv.pool.Query(ctx, storedClasses, tenant)
 	if err != nil {
-		return fmt.Errorf("read the reconciliation's classes: %w", err)
+		return "", fmt.Errorf("read the reconciliation's classes: %w", err)
 	}
 	got := map[string]int64{}
 	var parts []string
@@ -131,25 +181,24 @@ func (b *bench) checkClasses(ctx context.Context, tenant string, p planted) erro
 		var n int64
 		if err := rows.Scan(&class, &n); err != nil {
 			rows.Close()
-			return err
+			return "", err
 		}
 		got[class] = n
 		parts = append(parts, count(n)+" "+class)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return err
+		return "", err
 	}
-	b.addDetail("clearing reconcile: items per class (both sides)", strings.Join(parts, ", "))
 	for class, n := range want {
 		if got[class] != n {
-			b.warn("reconciliation put %s items in %s; the statement planted %s", count(got[class]), class, count(n))
+			b.warn("run %d: reconciliation put %s items in %s; the statement planted %s", run, count(got[class]), class, count(n))
 		}
 	}
 	for class, n := range got {
 		if _, ok := want[class]; !ok {
-			b.warn("reconciliation put %s items in %s, a class the statement did not plant", count(n), class)
+			b.warn("run %d: reconciliation put %s items in %s, a class the statement did not plant", run, count(n), class)
 		}
 	}
-	return nil
+	return strings.Join(parts, ", "), nil
 }
