@@ -165,6 +165,13 @@ func (b *bench) copyStored(ctx context.Context, tenant string) (int64, time.Dura
 	if err != nil {
 		return 0, 0, fmt.Errorf("COPY into %s: %w", checkTable, err)
 	}
+	// The copy must be the stored rows themselves, not rows like them.
+	var differ int64
+	err = conn.QueryRow(ctx, `SELECT count(*) FROM (SELECT * FROM `+checkTable+`
+    EXCEPT ALL SELECT * FROM postings WHERE tenant_id = $1) d`, tenant).Scan(&differ)
+	if err != nil || differ != 0 {
+		return 0, 0, fmt.Errorf("%s holds %d rows that are not %s's postings (%v)", checkTable, differ, tenant, err)
+	}
 	return tag.RowsAffected(), took, nil
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"slices"
-	"time"
 )
 
 // spread is what several runs of one measurement gave: the median, which a
@@ -82,13 +81,4 @@ func ratioSpreadFigure(name, value, baseline string, ratio spread, target float6
 		f.ratio = ratio.ratioText()
 	}
 	return f
-}
-
-// durations turns durations into seconds for a spread.
-func durations(ds []time.Duration) []float64 {
-	out := make([]float64, len(ds))
-	for i, d := range ds {
-		out[i] = d.Seconds()
-	}
-	return out
 }
