@@ -11,7 +11,7 @@ const howAndWhat = `
 ## How to run
 
 ` + "```" + `
-make bench                    # 1,000,000 records per file, every figure 3 times; about 25 minutes on 2 cores
+make bench                    # 1,000,000 records per file, every figure 3 times; about 25 minutes on 2 cores today
 make bench BENCH_FLAGS='-records 20000 -runs 1' BENCH_OUT=   # a quick run, no file written
 make bench-check              # the independent check at 200,000 ACH entries (below); prints its table
 make bench-scale              # 10,000,000 ACH entries against 1,000,000; writes docs/BENCHMARKS-scale.md
@@ -106,9 +106,9 @@ the bench's own baseline as well as the ledger.
 
 ## At scale
 
-` + bq + `make bench-scale` + bq + ` writes docs/BENCHMARKS-scale.md, a file of its own: it takes most of an hour and
-about 25 GiB of disk, so it is run apart from ` + bq + `make bench` + bq + `, not in CI, and each program rewrites only
-its own file.
+` + bq + `make bench-scale` + bq + ` writes docs/BENCHMARKS-scale.md, a file of its own: it takes 20 to 30 minutes and
+about 25 GiB of disk, so it is run apart from ` + bq + `make bench` + bq + ` and not in CI, and a file of its own lets
+each run rewrite its results without touching the other's.
 `
 
 // scaleAbout is the fixed end of docs/BENCHMARKS-scale.md.

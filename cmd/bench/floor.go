@@ -23,8 +23,8 @@ import (
 //     RETURNING and a plain INSERT ... RETURNING inside a savepoint (what
 //     DESIGN allows for a chunk of new keys), and the faster is the floor;
 //   - re-ingest: one audit row per record naming the posting it met (found
-//     by a primary-key probe), and the run's progress. Nothing else is a
-//     write a re-ingest must make.
+//     by a primary-key probe, whose digest gives the verdict), and the run's
+//     progress. Nothing else is a write a re-ingest must make.
 //
 // Both open and close their run row. No parsing, staging, links, notices or
 // quarantine. It is measured into empty twins of runs, postings, legs and
@@ -103,14 +103,16 @@ var floorPostSQL = [floorWays]string{
 	floorPlain:      floorPost(""),
 }
 
-// floorAuditRows is the audit of a chunk whose every record is a
-// duplicate: one slim row per record, naming the posting it met.
+// floorAuditRows is the audit of a chunk whose every key is taken: one slim
+// row per record, naming the posting it met, with the verdict that
+// comparing the digests gives (every one a duplicate here).
 const floorAuditRows = `
 INSERT INTO ` + floorAudit + ` (tenant_id, record_key, own_key, verdict, needs_attention, run_id, record_no, line,
                           existing_posting_id, kind)
-SELECT $1, s.key, s.key, 'duplicate', false, $4, s.seq, s.line, p.id, 'clearing'
+SELECT $1, s.key, s.key, CASE WHEN p.digest = s.digest THEN 'duplicate' ELSE 'conflict' END,
+       p.digest <> s.digest, $4, s.seq, s.line, p.id, 'clearing'
   FROM ` + floorStage + ` s
- CROSS JOIN LATERAL (SELECT id FROM ` + floorPostings + ` WHERE tenant_id = $1 AND posting_key = s.key LIMIT 1) p
+ CROSS JOIN LATERAL (SELECT id, digest FROM ` + floorPostings + ` WHERE tenant_id = $1 AND posting_key = s.key LIMIT 1) p
  WHERE s.seq BETWEEN $2 AND $3`
 
 // The run row, as the ledger keeps it: opened with the file's counts,
@@ -190,7 +192,7 @@ func (b *bench) floor(ctx context.Context, source string, rows []postingRow, way
 		return res, fmt.Errorf("the floor, re-ingest: %w", err)
 	}
 	err = conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+floorPostings+`), (SELECT count(*) FROM `+floorLegs+`),
-       (SELECT count(*) FROM `+floorAudit+` WHERE existing_posting_id IS NOT NULL),
+       (SELECT count(*) FROM `+floorAudit+` WHERE existing_posting_id IS NOT NULL AND verdict = 'duplicate'),
        (SELECT count(*) FROM `+floorRuns+` WHERE status = 'done' AND progress = $1)`, f.n).
 		Scan(&res.postings, &res.legs, &res.audit, &res.runsDone)
 	if err != nil {
