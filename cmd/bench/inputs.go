@@ -50,7 +50,7 @@ func (b *bench) generate(ctx context.Context) (inputs, error) {
 		if err != nil {
 			return in, err
 		}
-		b.addDetail("generate "+s.name, fmt.Sprintf("%s, %.1f MiB", seconds(r.wall), float64(st.Size())/(1<<20)))
+		b.addDetail("generate "+s.name, fmt.Sprintf("%s, %.1f MiB, peak RSS %.0f MiB", seconds(r.wall), float64(st.Size())/(1<<20), r.rssMiB()))
 	}
 	return in, os.WriteFile(in.mapping, []byte(statementMapping), 0o644)
 }
