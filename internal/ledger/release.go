@@ -214,16 +214,19 @@ func holdAudited(ctx context.Context, tx pgx.Tx, b *Batch, lo, hi int64) error {
 // money is in the ledger once already, so it is settled_by_correction and
 // does not post a second time under the key its original would give it.
 const settledBySuspense = `
+WITH x AS (
+       SELECT s2.seq, d.posting_id
+         FROM record_stage s2
+        CROSS JOIN LATERAL (SELECT d.posting_id FROM quarantine q
+                              JOIN quarantine_decisions d ON d.tenant_id = q.tenant_id AND d.record_key = q.record_key
+                                                         AND d.digest = q.digest
+                             WHERE q.tenant_id = $1 AND q.own_key = s2.own_key AND q.digest = s2.digest
+                               AND d.tenant_id = $1 AND d.decision = 'posted_to_suspense' LIMIT 1) d
+        WHERE s2.seq BETWEEN $2 AND $3 AND s2.outcome IS NULL AND s2.kind IN ('return', 'reversal')
+)
 UPDATE record_stage s
    SET outcome = 'settled_by_correction', settles_id = x.posting_id
-  FROM (SELECT s2.seq, d.posting_id
-          FROM record_stage s2
-         CROSS JOIN LATERAL (SELECT d.posting_id FROM quarantine q
-                               JOIN quarantine_decisions d ON d.tenant_id = q.tenant_id AND d.record_key = q.record_key
-                                                          AND d.digest = q.digest
-                              WHERE q.tenant_id = $1 AND q.own_key = s2.own_key AND q.digest = s2.digest
-                                AND d.tenant_id = $1 AND d.decision = 'posted_to_suspense' LIMIT 1) d
-         WHERE s2.seq BETWEEN $2 AND $3 AND s2.outcome IS NULL AND s2.kind IN ('return', 'reversal')) x
+  FROM x
  WHERE s.seq = x.seq AND s.seq BETWEEN $2 AND $3`
 
 // settleSuspended runs settledBySuspense for the chunk lo..hi, when the
