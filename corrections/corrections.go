@@ -222,6 +222,7 @@ type Approval struct {
 	Approvals  int        `json:"approvals"`
 	Needed     int        `json:"needed"`
 	ApprovedBy []Approver `json:"approved_by"`
+	Break      *BreakRef  `json:"break"`
 	PostingKey string     `json:"posting_key,omitempty"`
 	Note       string     `json:"note"`
 }
@@ -234,7 +235,7 @@ func (a Approval) State() string {
 
 func (a *Approval) from(c Correction) {
 	a.ID, a.Key, a.Amount, a.Currency = c.ID, c.Key, c.Amount, c.Currency
-	a.Approvals, a.Needed, a.ApprovedBy = c.Approvals, c.Needed, c.ApprovedBy
+	a.Approvals, a.Needed, a.ApprovedBy, a.Break = c.Approvals, c.Needed, c.ApprovedBy, c.Break
 }
 
 // Approve records the approval of correction id by the connection's login,

@@ -226,13 +226,13 @@ func runApprove(ctx context.Context, g *globalOptions, ids []int64, f decisionFl
 		}
 		results = append(results, a)
 	}
-	rows := output.Rows{Header: []string{"id", "status", "amount", "approvals", "key", "note"}}
+	rows := output.Rows{Header: []string{"id", "status", "amount", "approvals", "break", "key", "note"}}
 	for _, a := range results {
 		amt := "-"
 		if a.Currency != "" {
 			amt = money.FormatCode(a.Amount, a.Currency)
 		}
-		rows.Add(itoa(a.ID), a.Status, amt, a.State(), a.Key, a.Note)
+		rows.Add(itoa(a.ID), a.Status, amt, a.State(), breakCell(a.Break), a.Key, a.Note)
 	}
 	if err := output.Write(g.stdout, g.output, results, rows); err != nil {
 		return err

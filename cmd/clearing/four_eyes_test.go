@@ -477,6 +477,9 @@ func TestOperatorsSeeTheMoneyTheBreakAndWhoApproved(t *testing.T) {
 			Operator string `json:"operator"`
 			Login    string `json:"login"`
 		} `json:"approved_by"`
+		Break *struct {
+			Status string `json:"status"`
+		} `json:"break"`
 		Note string `json:"note"`
 	}
 	approve := func(as *cli, want int, name string) approvalJSON {
@@ -494,6 +497,9 @@ func TestOperatorsSeeTheMoneyTheBreakAndWhoApproved(t *testing.T) {
 		first.Needed != 2 || len(first.ApprovedBy) != 1 || first.ApprovedBy[0].Operator != "Alice Smith" ||
 		first.ApprovedBy[0].Login != loginOf(c, "alice") {
 		t.Fatalf("the first approval: %+v", first)
+	}
+	if first.Break == nil || first.Break.Status != "open" {
+		t.Fatalf("the first approval names no open break: %+v", first)
 	}
 	again := approve(alice, 1, "Alice Smith")
 	if again.Status != "refused" || again.Approvals != 1 || again.Needed != 2 ||
