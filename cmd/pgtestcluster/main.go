@@ -9,6 +9,17 @@
 // only the PostgreSQL server package), exports its connection string to
 // the command, and stops and deletes the cluster when the command ends,
 // fails, or pgtestcluster is interrupted. It exits with the command's code.
+//
+// With -citus it starts a throw-away Citus cluster instead, a coordinator
+// and two workers on free ports of 127.0.0.1, whatever
+// CLEARING_TEST_DATABASE_URL says, and points the command at the
+// coordinator; every test database is then distributed by tenant
+// (package pgtest):
+//
+//	go run ./cmd/pgtestcluster -citus -- go test ./...
+//
+// Where the Citus extension is not installed it says so and exits 0
+// without running the command, unless CI=true, where that is a failure.
 package main
 
 import (
@@ -19,6 +30,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/clearing-dev/clearing/internal/pgtest"
@@ -37,11 +49,15 @@ func main() {
 
 // run does the work of main and returns the exit code.
 func run(args []string, stderr io.Writer) (code int) {
+	citus := false
+	if len(args) > 0 && (args[0] == "-citus" || args[0] == "--citus") {
+		citus, args = true, args[1:]
+	}
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	}
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: pgtestcluster -- COMMAND [ARG...]")
+		fmt.Fprintln(stderr, "usage: pgtestcluster [-citus] -- COMMAND [ARG...]")
 		return exitUsage
 	}
 	// Signals are caught from the start, so that one arriving while the
@@ -51,9 +67,17 @@ func run(args []string, stderr io.Writer) (code int) {
 	defer signal.Stop(sigs)
 
 	env := os.Environ()
-	if os.Getenv(pgtest.EnvURL) == "" {
+	if os.Getenv(pgtest.EnvURL) == "" || citus {
 		ctx := context.Background()
-		c, err := pgtest.StartCluster(ctx)
+		start := pgtest.StartCluster
+		if citus {
+			start = pgtest.StartCitusCluster
+		}
+		c, err := start(ctx)
+		if errors.Is(err, pgtest.ErrNoCitus) && os.Getenv("CI") != "true" {
+			fmt.Fprintf(stderr, "pgtestcluster: skipping %s: %v\n", strings.Join(args, " "), err)
+			return 0
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "pgtestcluster: %v\n", err)
 			return exitError
@@ -67,6 +91,9 @@ func run(args []string, stderr io.Writer) (code int) {
 			}
 		}()
 		env = append(env, pgtest.EnvURL+"="+c.URL())
+		if citus {
+			fmt.Fprintf(stderr, "pgtestcluster: Citus coordinator at %s\n", c.URL())
+		}
 	}
 	select {
 	case sig := <-sigs:

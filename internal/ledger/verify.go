@@ -141,6 +141,9 @@ SELECT (SELECT count(*) FROM postings WHERE tenant_id = $1), (SELECT count(*) FR
 	if err := verifySeals(ctx, q, tenant, heads, &v); err != nil {
 		return v, err
 	}
+	if err := verifyDistribution(ctx, q, &v); err != nil {
+		return v, err
+	}
 	return v, nil
 }
 

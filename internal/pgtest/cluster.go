@@ -2,6 +2,7 @@ package pgtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -10,11 +11,14 @@ import (
 )
 
 // Cluster is a throw-away PostgreSQL cluster in a temporary folder, built
-// with the embedded cluster's code. It trades durability for speed
+// with the embedded cluster's code, or a Citus cluster of several such
+// servers (StartCitusCluster). It trades durability for speed
 // (embedded.Options.Ephemeral) and is deleted by Stop.
 type Cluster struct {
-	dir string
-	emb *embedded.Cluster
+	dir   string
+	emb   *embedded.Cluster
+	nodes []*embedded.Cluster // a Citus cluster's servers, the coordinator first
+	url   string
 }
 
 // StartCluster creates and starts a throw-away cluster. It needs only the
@@ -45,8 +49,12 @@ func StartCluster(ctx context.Context) (*Cluster, error) {
 	return &Cluster{dir: dir, emb: emb}, nil
 }
 
-// URL returns the connection string of the cluster's postgres database.
+// URL returns the connection string of the cluster's postgres database:
+// for a Citus cluster, its coordinator's.
 func (c *Cluster) URL() string {
+	if c.url != "" {
+		return c.url
+	}
 	return c.emb.ConnString()
 }
 
@@ -54,7 +62,17 @@ func (c *Cluster) URL() string {
 // stop, the folder is kept, because removing the files of a running server
 // makes it fail in ways that hide the cause; the error names the folder.
 func (c *Cluster) Stop(ctx context.Context) error {
-	if err := c.emb.Close(ctx); err != nil {
+	servers := c.nodes
+	if c.emb != nil {
+		servers = []*embedded.Cluster{c.emb}
+	}
+	var errs []error
+	for _, s := range servers {
+		if err := s.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("pgtest: the throw-away cluster in %s did not stop: %w", c.dir, err)
 	}
 	if err := os.RemoveAll(c.dir); err != nil {

@@ -21,6 +21,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -48,6 +49,7 @@ var state struct {
 	mainURL   string        // the server Main started, if it started one
 	admin     *pgxpool.Pool // connections to the server's own database
 	adminURL  string
+	workers   []*pgxpool.Pool // a Citus coordinator's workers, their own databases
 	tmplName  string
 	tmplErr   error
 	tmplBuilt bool
@@ -132,23 +134,35 @@ func ConnString(t testing.TB) string {
 	if server == "" {
 		t.Fatalf("pgtest: no PostgreSQL server: set %s, or call pgtest.Main from TestMain", EnvURL)
 	}
-	admin, tmpl, err := prepare(server)
+	admin, workers, tmpl, err := prepare(server)
 	if err != nil {
 		t.Fatal(err)
 	}
 	name := databaseName(t.Name())
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
+	// On Citus the template is on every node, and so is each copy: the
+	// coordinator's copy names its shards, which the workers' copies hold.
 	create := fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", pgx.Identifier{name}.Sanitize(), pgx.Identifier{tmpl}.Sanitize())
-	if _, err := admin.Exec(ctx, create); err != nil {
+	if err := onEach(ctx, append([]*pgxpool.Pool{admin}, workers...), create); err != nil {
 		t.Fatalf("pgtest: %s: %v", create, err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()
 		drop := fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", pgx.Identifier{name}.Sanitize())
-		if _, err := admin.Exec(ctx, drop); err != nil {
-			t.Errorf("pgtest: %s: %v", drop, err)
+		// The coordinator's first, so that none of its sessions still use
+		// the workers' copies. WITH (FORCE) ends client sessions, not
+		// Citus's maintenance daemon, which closeTemplate ends too.
+		for i, p := range append([]*pgxpool.Pool{admin}, workers...) {
+			if len(workers) > 0 {
+				if err := closeTemplate(ctx, p, name); err != nil {
+					t.Errorf("pgtest: %v", err)
+				}
+			}
+			if _, err := p.Exec(ctx, drop); err != nil {
+				t.Errorf("pgtest: %s on node %d: %v", drop, i, err)
+			}
 		}
 	})
 	conn, err := withDatabase(server, name)
@@ -170,40 +184,94 @@ func Pool(t testing.TB) *pgxpool.Pool {
 	return pool
 }
 
-// prepare opens the administrative pool and makes sure the template exists,
-// once per test binary and server.
-func prepare(server string) (*pgxpool.Pool, string, error) {
+// prepare opens the administrative pools (the server's, and on a Citus
+// coordinator its workers') and makes sure the template exists, once per
+// test binary and server.
+func prepare(server string) (*pgxpool.Pool, []*pgxpool.Pool, string, error) {
 	state.mu.Lock()
 	defer state.mu.Unlock()
 	if state.admin == nil || state.adminURL != server {
-		if state.admin != nil {
-			state.admin.Close()
-		}
-		pool, err := pgxpool.New(context.Background(), server)
+		closeAdminLocked()
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		pool, err := pgxpool.New(ctx, server)
 		if err != nil {
-			return nil, "", fmt.Errorf("pgtest: %w", err)
+			return nil, nil, "", fmt.Errorf("pgtest: %w", err)
 		}
-		state.admin, state.adminURL, state.tmplBuilt = pool, server, false
+		urls, err := citusWorkers(ctx, pool, server)
+		if err != nil {
+			pool.Close()
+			return nil, nil, "", fmt.Errorf("pgtest: the Citus workers: %w", err)
+		}
+		var workers []*pgxpool.Pool
+		for _, u := range urls {
+			w, err := pgxpool.New(ctx, u)
+			if err != nil {
+				pool.Close()
+				return nil, nil, "", fmt.Errorf("pgtest: %w", err)
+			}
+			workers = append(workers, w)
+		}
+		state.admin, state.adminURL, state.workers, state.tmplBuilt = pool, server, workers, false
 	}
 	if !state.tmplBuilt {
 		state.tmplName = templateName()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		state.tmplErr = buildTemplate(ctx, server, state.tmplName)
+		state.tmplErr = buildTemplate(ctx, server, state.workers, state.tmplName)
 		state.tmplBuilt = true
 	}
-	return state.admin, state.tmplName, state.tmplErr
+	return state.admin, state.workers, state.tmplName, state.tmplErr
 }
 
-// closeAdmin closes the administrative pool, so that a cluster can be
+// Citus reports whether the tests' server is a Citus coordinator, on which
+// every test database is distributed by tenant. It builds the template, and
+// fails the test when there is no server.
+func Citus(t testing.TB) bool {
+	t.Helper()
+	server := ServerURL()
+	if server == "" {
+		t.Fatalf("pgtest: no PostgreSQL server: set %s, or call pgtest.Main from TestMain", EnvURL)
+	}
+	_, workers, _, err := prepare(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(workers) > 0
+}
+
+// onEach runs sql on each pool at the same time.
+func onEach(ctx context.Context, pools []*pgxpool.Pool, sql string) error {
+	errs := make([]error, len(pools))
+	var wg sync.WaitGroup
+	for i, p := range pools {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = p.Exec(ctx, sql)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// closeAdmin closes the administrative pools, so that a cluster can be
 // stopped without cutting connections off.
 func closeAdmin() {
 	state.mu.Lock()
 	defer state.mu.Unlock()
+	closeAdminLocked()
+}
+
+func closeAdminLocked() {
 	if state.admin != nil {
 		state.admin.Close()
 		state.admin = nil
 	}
+	for _, w := range state.workers {
+		w.Close()
+	}
+	state.workers = nil
 }
 
 // databaseName makes a database name that no other test, in this binary or

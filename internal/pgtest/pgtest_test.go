@@ -104,7 +104,7 @@ func TestHalfBuiltTemplateIsNotReused(t *testing.T) {
 	}
 	conn.Close(ctx)
 
-	if err := buildTemplate(ctx, ServerURL(), name); err != nil {
+	if err := buildTemplate(ctx, ServerURL(), nil, name); err != nil {
 		t.Fatal(err)
 	}
 	clone := databaseName(t.Name())
@@ -132,7 +132,7 @@ func TestConcurrentTemplateBuildsBuildOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for range 4 {
-		wg.Go(func() { errs <- buildTemplate(context.Background(), ServerURL(), name) })
+		wg.Go(func() { errs <- buildTemplate(context.Background(), ServerURL(), nil, name) })
 	}
 	wg.Wait()
 	close(errs)

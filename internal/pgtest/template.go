@@ -27,7 +27,11 @@ func templateName() string {
 // never taken for a template; the next build drops it. The template then
 // refuses connections: CREATE DATABASE ... TEMPLATE fails while anyone is
 // connected to the template, and no test may change it by mistake.
-func buildTemplate(ctx context.Context, server, name string) error {
+//
+// On a Citus coordinator (workers is not empty) the template is built on
+// every node, distributed by tenant (schema.Distribute), and the
+// coordinator's is renamed last: it exists only once the workers' do.
+func buildTemplate(ctx context.Context, server string, workers []*pgxpool.Pool, name string) error {
 	conn, err := pgx.Connect(ctx, server)
 	if err != nil {
 		return fmt.Errorf("pgtest: %w", err)
@@ -43,22 +47,72 @@ func buildTemplate(ctx context.Context, server, name string) error {
 	if err != nil || exists {
 		return err
 	}
-	build := pgx.Identifier{name + "_build"}.Sanitize()
-	for _, sql := range []string{
-		"DROP DATABASE IF EXISTS " + build + " WITH (FORCE)",
-		"CREATE DATABASE " + build,
-	} {
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			return fmt.Errorf("pgtest: %s: %w", sql, err)
+	var workerURLs []string
+	conns := []*pgx.Conn{}
+	for _, w := range workers {
+		u := w.Config().ConnString()
+		workerURLs = append(workerURLs, u)
+		c, err := pgx.Connect(ctx, u)
+		if err != nil {
+			return fmt.Errorf("pgtest: %w", err)
+		}
+		defer c.Close(context.WithoutCancel(ctx))
+		conns = append(conns, c)
+	}
+	// The workers first and the coordinator last, below: a worker may hold
+	// a template that a build killed while renaming left behind.
+	conns = append(conns, conn)
+	build := name + "_build"
+	for i, c := range conns {
+		stale := []string{build}
+		if i < len(conns)-1 {
+			stale = append(stale, name)
+		}
+		for _, d := range stale {
+			if err := dropDatabase(ctx, c, d); err != nil {
+				return err
+			}
+		}
+		if _, err := c.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{build}.Sanitize()); err != nil {
+			return fmt.Errorf("pgtest: CREATE DATABASE %s: %w", build, err)
 		}
 	}
-	if err := migrate(ctx, server, name+"_build"); err != nil {
+	if len(workers) > 0 {
+		if err := citusDatabase(ctx, server, workerURLs, build); err != nil {
+			return err
+		}
+	}
+	if err := migrate(ctx, server, build, len(workers) > 0); err != nil {
 		return err
 	}
-	for _, sql := range []string{
-		"ALTER DATABASE " + build + " WITH ALLOW_CONNECTIONS false IS_TEMPLATE true",
-		"ALTER DATABASE " + build + " RENAME TO " + pgx.Identifier{name}.Sanitize(),
-	} {
+	// The coordinator's sessions are ended first: they hold connections to
+	// the workers' builds.
+	for i := len(conns) - 1; i >= 0; i-- {
+		if err := closeTemplate(ctx, conns[i], build); err != nil {
+			return err
+		}
+	}
+	for _, c := range conns {
+		for _, sql := range []string{
+			"ALTER DATABASE " + pgx.Identifier{build}.Sanitize() + " WITH IS_TEMPLATE true",
+			"ALTER DATABASE " + pgx.Identifier{build}.Sanitize() + " RENAME TO " + pgx.Identifier{name}.Sanitize(),
+		} {
+			if _, err := c.Exec(ctx, sql); err != nil {
+				return fmt.Errorf("pgtest: %s: %w", sql, err)
+			}
+		}
+	}
+	return nil
+}
+
+// dropDatabase drops database if it exists, template or not.
+func dropDatabase(ctx context.Context, conn *pgx.Conn, database string) error {
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", database).Scan(&exists); err != nil || !exists {
+		return err
+	}
+	id := pgx.Identifier{database}.Sanitize()
+	for _, sql := range []string{"ALTER DATABASE " + id + " WITH IS_TEMPLATE false", "DROP DATABASE " + id + " WITH (FORCE)"} {
 		if _, err := conn.Exec(ctx, sql); err != nil {
 			return fmt.Errorf("pgtest: %s: %w", sql, err)
 		}
@@ -66,9 +120,10 @@ func buildTemplate(ctx context.Context, server, name string) error {
 	return nil
 }
 
-// migrate applies the migrations to database and closes every connection
-// it opened, so that the database can become a template.
-func migrate(ctx context.Context, server, database string) error {
+// migrate applies the migrations to database, distributes it on Citus,
+// and closes every connection it opened, so that the database can become a
+// template.
+func migrate(ctx context.Context, server, database string, citus bool) error {
 	target, err := withDatabase(server, database)
 	if err != nil {
 		return err
@@ -80,6 +135,11 @@ func migrate(ctx context.Context, server, database string) error {
 	defer pool.Close()
 	if _, err := schema.Migrate(ctx, pool, nil); err != nil {
 		return fmt.Errorf("pgtest: migrating the template: %w", err)
+	}
+	if citus {
+		if _, err := schema.Distribute(ctx, pool, CitusShards); err != nil {
+			return fmt.Errorf("pgtest: distributing the template: %w", err)
+		}
 	}
 	return nil
 }

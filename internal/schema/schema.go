@@ -25,11 +25,26 @@ func Routines() []db.Routine { return slices.Concat(ledger.Routines, statement.R
 // that a test template built with one schema is never reused for another.
 func Digest() string { return db.MigrationsDigest() + "_" + db.RoutinesDigest(Routines())[:6] }
 
-// Migrate applies the migrations and installs the routines.
+// Migrate applies the migrations and installs the routines. On a schema
+// already distributed over Citus (Distribute), a table that a migration
+// added is distributed the same way.
 func Migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) ([]db.Migration, error) {
 	ms, err := db.Migrate(ctx, pool, log)
 	if err != nil {
 		return ms, err
 	}
-	return ms, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return db.InstallRoutines(ctx, tx, Routines()) })
+	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return db.InstallRoutines(ctx, tx, Routines()) }); err != nil {
+		return ms, err
+	}
+	distributed, err := IsDistributed(ctx, pool)
+	if err != nil || !distributed {
+		return ms, err
+	}
+	ds, err := Distribute(ctx, pool, 0)
+	for _, d := range ds {
+		if d.Changed && log != nil {
+			log.Info("table distributed", slog.String("table", d.Table), slog.String("how", d.How))
+		}
+	}
+	return ms, err
 }

@@ -72,6 +72,17 @@ type Options struct {
 	// synchronous_commit and full_page_writes are off. A crash can corrupt
 	// such a cluster, so it must never hold a ledger.
 	Ephemeral bool
+	// Port is the server's port, which names its socket; zero means 5432.
+	// Throw-away clusters side by side each take one of their own.
+	Port int
+	// Loopback makes an Ephemeral cluster also accept TCP connections on
+	// 127.0.0.1, without a password, for test clusters whose servers
+	// connect to each other (a Citus coordinator and its workers). It is
+	// refused without Ephemeral: anyone on the machine could connect.
+	Loopback bool
+	// Settings are lines added to the server's configuration, such as
+	// "shared_preload_libraries = 'citus'".
+	Settings []string
 }
 
 // Cluster is a private PostgreSQL cluster in a home folder, shared by
@@ -81,6 +92,9 @@ type Cluster struct {
 	home, pgDir, dataDir string
 	database             string
 	ephemeral            bool
+	port                 int
+	loopback             bool
+	settings             []string
 	timeout              time.Duration
 	log                  *slog.Logger
 	bin                  serverBinaries
@@ -151,8 +165,12 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 // newCluster resolves the options, finds the server programs and the OS
 // user to run them, and creates the home folder. It takes no lock.
 func newCluster(ctx context.Context, opts Options) (*Cluster, error) {
-	e := &Cluster{home: opts.Home, database: opts.Database, ephemeral: opts.Ephemeral, timeout: opts.Timeout, log: opts.Logger}
+	e := &Cluster{home: opts.Home, database: opts.Database, ephemeral: opts.Ephemeral, timeout: opts.Timeout, log: opts.Logger,
+		port: opts.Port, loopback: opts.Loopback, settings: opts.Settings}
 	var err error
+	if e.loopback && !e.ephemeral {
+		return nil, fmt.Errorf("embedded: a cluster that accepts TCP connections without a password must be ephemeral: %w", ErrHome)
+	}
 	if e.home == "" {
 		if e.home, err = DefaultHome(); err != nil {
 			return nil, err
@@ -256,7 +274,7 @@ func (e *Cluster) ConnString() string {
 // connString is ConnString for any database of the cluster.
 func (e *Cluster) connString(database string) string {
 	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable",
-		quoteConnValue(e.pgDir), serverPort, quoteConnValue(superuser), quoteConnValue(database))
+		quoteConnValue(e.pgDir), e.serverPort(), quoteConnValue(superuser), quoteConnValue(database))
 }
 
 // quoteConnValue quotes a value of a keyword/value connection string.
@@ -266,7 +284,15 @@ func quoteConnValue(s string) string {
 
 // socketPath is where the server listens.
 func (e *Cluster) socketPath() string {
-	return filepath.Join(e.pgDir, fmt.Sprintf(".s.PGSQL.%d", serverPort))
+	return filepath.Join(e.pgDir, fmt.Sprintf(".s.PGSQL.%d", e.serverPort()))
+}
+
+// serverPort is the server's port: Options.Port, or 5432.
+func (e *Cluster) serverPort() int {
+	if e.port == 0 {
+		return serverPort
+	}
+	return e.port
 }
 
 // Close ends the caller's use of the cluster and stops the server when no

@@ -70,7 +70,11 @@ func (e *Cluster) initCluster(ctx context.Context) error {
 	if out, err := e.command(ctx, "initdb", args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("embedded: initdb %s: %v\n%s\n%w", tmp, err, lastLines(string(out), 20), ErrServer)
 	}
-	if err := e.writeFile(filepath.Join(tmp, "pg_hba.conf"), hbaConf, false); err != nil {
+	hba := hbaConf
+	if e.loopback {
+		hba += hbaLoopback
+	}
+	if err := e.writeFile(filepath.Join(tmp, "pg_hba.conf"), hba, false); err != nil {
 		return err
 	}
 	if err := e.writeFile(filepath.Join(tmp, "postgresql.conf"), "\n"+includeLine, true); err != nil {
@@ -96,6 +100,11 @@ const hbaConf = `# Written by clearing when it created this cluster.
 local all all trust
 `
 
+// hbaLoopback lets a throw-away cluster's peers in over TCP on the
+// loopback address (Options.Loopback).
+const hbaLoopback = `host all all 127.0.0.1/32 trust
+`
+
 // includeLine appends clearing's settings to postgresql.conf. They come
 // last, so they win over the file's own; ALTER SYSTEM still wins over them.
 const includeLine = "include 'clearing.conf'\n"
@@ -106,13 +115,20 @@ func (e *Cluster) serverConf() string {
 	var b strings.Builder
 	b.WriteString("# Written by clearing before every start of this server; edits are lost.\n")
 	b.WriteString("# Use ALTER SYSTEM (postgresql.auto.conf) to change a setting.\n")
-	fmt.Fprintf(&b, "listen_addresses = ''\nport = %d\n", serverPort)
+	listen := ""
+	if e.loopback {
+		listen = "127.0.0.1"
+	}
+	fmt.Fprintf(&b, "listen_addresses = '%s'\nport = %d\n", listen, e.serverPort())
 	fmt.Fprintf(&b, "unix_socket_directories = %s\n", quoteConfValue(`"`+e.pgDir+`"`))
 	b.WriteString("unix_socket_permissions = 0700\n")
 	b.WriteString("max_connections = 100\n")
 	b.WriteString("timezone = 'UTC'\nlog_timezone = 'UTC'\n")
 	if e.ephemeral {
 		b.WriteString("fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n")
+	}
+	for _, line := range e.settings {
+		b.WriteString(line + "\n")
 	}
 	return b.String()
 }
