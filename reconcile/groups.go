@@ -63,7 +63,7 @@ const matchGroups = `
 WITH lines AS (
     SELECT c.s_id, c.s_amount, c.s_currency, c.s_date, sl.settle_group AS grp
       FROM recon_class c
-      LEFT JOIN LATERAL (SELECT settle_group FROM statement_lines WHERE tenant_id || '' = $3 AND id = c.s_id LIMIT 1) sl ON true
+      LEFT JOIN LATERAL (SELECT settle_group FROM statement_lines WHERE tenant_id = $3 AND id = c.s_id LIMIT 1) sl ON true
      WHERE c.class = 'settlement_to_check'
 ), groups AS (
     SELECT level, gid, currency, max(value_date) AS d, sum(amount) AS net, count(*) AS n

@@ -134,14 +134,7 @@ WITH l0 AS NOT MATERIALIZED (` + ledgerItems(folds) + `
                   WHEN l.corrected THEN 'corrected'
                   ELSE 'matched' END
              WHEN l.id IS NOT NULL THEN CASE
-                  -- LIMIT keeps this an index probe per unpaired item; as a
-                  -- plain EXISTS the planner may hash every posting. The
-                  -- tenant is an expression so that no index is entered by
-                  -- tenant alone (docs/decisions/tenant-unknown-to-the-planner.md).
-                  WHEN l.kind = 'clearing' AND (
-                       SELECT true FROM postings r
-                        WHERE r.tenant_id || '' = $1 AND r.refers_to = l.id AND r.kind IN ('return', 'reversal')
-                          AND r.amount_minor = abs(l.amount) LIMIT 1) THEN 'returned'
+                  WHEN rt.returned THEN 'returned'
                   WHEN l.kind IN ('return', 'reversal') THEN 'return_to_check'
                   WHEN l.value_date > (SELECT d FROM last) THEN 'in_transit'
                   ELSE 'missing_in_statement' END
@@ -152,6 +145,14 @@ WITH l0 AS NOT MATERIALIZED (` + ledgerItems(folds) + `
                   ELSE 'missing_in_ledger' END
            END AS class
       FROM ` + l + ` l FULL JOIN ` + s + ` s ON ` + on + `
+      -- LIMIT keeps this an index probe per unpaired clearing item; as a
+      -- plain join the planner may hash every posting. It is a lateral
+      -- join, not a subquery in the CASE, which a distributed planner
+      -- cannot run over the items it has already read.
+      LEFT JOIN LATERAL (SELECT true AS returned FROM postings r
+                          WHERE s.id IS NULL AND l.kind = 'clearing'
+                            AND r.tenant_id = $1 AND r.refers_to = l.id AND r.kind IN ('return', 'reversal')
+                            AND r.amount_minor = abs(l.amount) LIMIT 1) rt ON true
     -- OFFSET 0 keeps j a subquery of its own, so that each row's class is
     -- worked out once, not once for every place below that names it.
     OFFSET 0
@@ -207,20 +208,29 @@ SELECT l_id, s_id, class,
 // settleReturns decides the returns and reversals left alone: a return is
 // explained when its original did not pair either (the statement shows
 // neither) or lies outside the period; otherwise the statement lacks it.
+// The originals are looked up in a query of their own (r), from which the
+// session's recon_class is updated: a distributed planner joins a
+// temporary table to the tenant's shard in a query, not in an UPDATE.
 const settleReturns = `
+WITH r AS (
+    SELECT r.l_id, r.l_refers_to, r.l_date, o.found
+      FROM recon_class r
+      LEFT JOIN LATERAL (SELECT true AS found FROM postings o
+                          WHERE o.tenant_id = $1 AND o.id = r.l_refers_to AND o.value_date BETWEEN $2 AND $3
+                          LIMIT 1) o ON true
+     WHERE r.class = 'return_to_check'
+)
 UPDATE recon_class c
    SET class = v.class,
        reason = CASE v.class WHEN 'returned' THEN 'returned_in_ledger' WHEN 'in_transit' THEN 'after_statement_cutoff'
                              ELSE 'no_statement_line' END
-  FROM (SELECT r.ctid AS row, CASE
-            WHEN EXISTS (SELECT 1 FROM recon_class o WHERE o.l_id = r.l_refers_to)
-              OR NOT EXISTS (SELECT 1 FROM postings o WHERE o.tenant_id || '' = $1 AND o.id = r.l_refers_to
-                                                        AND o.value_date BETWEEN $2 AND $3)
+  FROM (SELECT r.l_id, CASE
+            WHEN EXISTS (SELECT 1 FROM recon_class o WHERE o.l_id = r.l_refers_to) OR r.found IS NULL
                  THEN 'returned'
             WHEN r.l_date > $4 THEN 'in_transit'
             ELSE 'missing_in_statement' END AS class
-          FROM recon_class r WHERE r.class = 'return_to_check') v
- WHERE c.ctid = v.row`
+          FROM r) v
+ WHERE c.class = 'return_to_check' AND c.l_id = v.l_id`
 
 // pairCurrencies pairs what is left alone on both sides under one
 // reference but in different currencies: a currency mismatch, one row.
@@ -341,11 +351,11 @@ SELECT $1, $2, row_number() OVER (ORDER BY c.class, c.reference, p.posting_key, 
             WHEN EXISTS (SELECT 1 FROM corrections o WHERE o.tenant_id = $1 AND o.correction_key = k.key) THEN k.key END,
        CASE c.class WHEN 'settlement_total_mismatch' THEN c.ledger_net END
   FROM recon_class c
-  LEFT JOIN LATERAL (SELECT * FROM postings WHERE tenant_id || '' = $1 AND id = c.l_id LIMIT 1) p ON true
-  LEFT JOIN LATERAL (SELECT * FROM statement_lines WHERE tenant_id || '' = $1 AND id = c.s_id LIMIT 1) l ON true
+  LEFT JOIN LATERAL (SELECT * FROM postings WHERE tenant_id = $1 AND id = c.l_id LIMIT 1) p ON true
+  LEFT JOIN LATERAL (SELECT * FROM statement_lines WHERE tenant_id = $1 AND id = c.s_id LIMIT 1) l ON true
   -- The settlement total that settles an item is named in its sentence,
   -- not as its statement side: the item has no line of its own.
-  LEFT JOIN LATERAL (SELECT * FROM statement_lines WHERE c.settled_by IS NOT NULL AND tenant_id || '' = $1
+  LEFT JOIN LATERAL (SELECT * FROM statement_lines WHERE c.settled_by IS NOT NULL AND tenant_id = $1
                                                      AND id = c.settled_by LIMIT 1) sl ON true
   CROSS JOIN LATERAL (SELECT CASE c.class WHEN 'amount_mismatch' THEN p.posting_key || ':correction:amount_mismatch'
                                           WHEN 'missing_in_ledger' THEN l.line_key || ':correction:missing_in_ledger'

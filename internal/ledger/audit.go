@@ -3,15 +3,14 @@ package ledger
 // auditPostings writes an audit event for every staged posting record of
 // the chunk that this run did not post, and counts them by verdict. It runs
 // as its own statement so that its snapshot sees postings that concurrent
-// ingests committed while this chunk's INSERT waited for them.
+// ingests committed while this chunk's INSERT waited for them. The events
+// are read first (src), and inserted from what was read: the stage is the
+// session's own table, which a distributed planner can join to the tenant's
+// shard in a query, not in an INSERT into a distributed table.
 const auditPostings = `
-WITH ev AS (
-    INSERT INTO audit_events (tenant_id, record_key, own_key, verdict, needs_attention, run_id, record_no, line,
-                              existing_posting_id, differing_fields, kind, reference, amount_minor, currency,
-                              direction, account, account_last4, value_date, digest,
-                              link_reference, link_prefix, link_suffix, detail)
-    SELECT $1, coalesce(s.posting_key, s.own_key), s.own_key, v.verdict,
-           v.verdict NOT IN ('duplicate', 'settled_by_correction', 'quarantine_dismissed'), $2, s.seq, s.line,
+WITH src AS MATERIALIZED (
+    SELECT $1::text, coalesce(s.posting_key, s.own_key), s.own_key, v.verdict,
+           v.verdict NOT IN ('duplicate', 'settled_by_correction', 'quarantine_dismissed'), $2::bigint, s.seq, s.line,
            p.id, CASE WHEN v.verdict = 'conflict' THEN clearing_differing_fields(p.amount_minor, p.currency, p.direction,
                       p.account, p.value_date, s.amount_minor, s.currency,
                       CASE WHEN s.kind = 'clearing' THEN s.direction ELSE p.direction END,
@@ -22,11 +21,11 @@ WITH ev AS (
       FROM record_stage s
       -- LIMIT keeps each lateral an index probe per staged record; a plain
       -- join lets the planner hash every posting of the tenant, once per
-      -- chunk. tenant_id || '': see originsOf.
+      -- chunk.
       LEFT JOIN LATERAL (SELECT * FROM postings WHERE tenant_id = $1 AND posting_key = s.posting_key LIMIT 1) k ON true
       -- Only a record that met a correction has settles_id: the test on it
       -- spares every other record the probe.
-      LEFT JOIN LATERAL (SELECT * FROM postings WHERE s.settles_id IS NOT NULL AND tenant_id || '' = $1
+      LEFT JOIN LATERAL (SELECT * FROM postings WHERE s.settles_id IS NOT NULL AND tenant_id = $1
                                                   AND id = s.settles_id LIMIT 1) c ON true
       CROSS JOIN LATERAL (SELECT coalesce(c.id, k.id) AS id, coalesce(c.run_id, k.run_id) AS run_id,
                                  coalesce(c.record_no, k.record_no) AS record_no,
@@ -42,18 +41,20 @@ WITH ev AS (
       LEFT JOIN LATERAL (SELECT ` + auditContent + `) d ON v.verdict <> 'duplicate'
      WHERE s.seq BETWEEN $3 AND $4 AND s.kind IN ('clearing', 'return', 'reversal')
        AND (s.outcome IS NOT NULL OR (p.run_id = $2 AND p.record_no = s.seq) IS NOT TRUE)
+), ev AS (
+    INSERT INTO audit_events (tenant_id, record_key, own_key, verdict, needs_attention, run_id, record_no, line,
+                              existing_posting_id, differing_fields, kind, reference, amount_minor, currency,
+                              direction, account, account_last4, value_date, digest,
+                              link_reference, link_prefix, link_suffix, detail)
+    SELECT * FROM src
     RETURNING verdict
 )
 SELECT verdict, count(*) FROM ev GROUP BY verdict`
 
 // auditNotices is auditPostings for notices.
 const auditNotices = `
-WITH ev AS (
-    INSERT INTO audit_events (tenant_id, record_key, own_key, verdict, needs_attention, run_id, record_no, line,
-                              existing_notice_id, differing_fields, kind, reference, amount_minor, currency,
-                              direction, account, account_last4, value_date, digest,
-                              link_reference, link_prefix, link_suffix, detail)
-    SELECT $1, s.own_key, s.own_key, v.verdict, v.verdict <> 'duplicate', $2, s.seq, s.line,
+WITH src AS MATERIALIZED (
+    SELECT $1::text, s.own_key, s.own_key, v.verdict, v.verdict <> 'duplicate', $2::bigint, s.seq, s.line,
            n.id, CASE WHEN v.verdict = 'conflict' THEN clearing_differing_fields(n.amount_minor, n.currency, n.direction,
                       n.account, n.value_date, s.amount_minor, s.currency, s.direction, s.account, s.value_date)
                  ELSE '{}' END,
@@ -69,6 +70,12 @@ WITH ev AS (
       LEFT JOIN LATERAL (SELECT ` + auditContent + `) d ON v.verdict <> 'duplicate'
      WHERE s.seq BETWEEN $3 AND $4 AND s.kind = 'notice'
        AND (n.run_id = $2 AND n.record_no = s.seq) IS NOT TRUE
+), ev AS (
+    INSERT INTO audit_events (tenant_id, record_key, own_key, verdict, needs_attention, run_id, record_no, line,
+                              existing_notice_id, differing_fields, kind, reference, amount_minor, currency,
+                              direction, account, account_last4, value_date, digest,
+                              link_reference, link_prefix, link_suffix, detail)
+    SELECT * FROM src
     RETURNING verdict
 )
 SELECT verdict, count(*) FROM ev GROUP BY verdict`

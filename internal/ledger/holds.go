@@ -37,14 +37,20 @@ type Holds struct {
 // applies a chunk second (the source lock orders them) meets the other's
 // content there.
 func holdIfShifted(ctx context.Context, tx pgx.Tx, tenant string, lo, from, to int64) (bool, error) {
+	// The stage is a session's own table: the postings it is compared with
+	// are read in a CTE of their own, which a distributed planner runs on
+	// the tenant's shard, and the stage is updated from what it returns.
 	tag, err := tx.Exec(ctx, `
+WITH k AS (
+    SELECT s.seq, p.digest IS NOT NULL AS posted, p.digest <> s.digest AS differs
+      FROM record_stage s
+      LEFT JOIN LATERAL (SELECT p.digest FROM postings p WHERE p.tenant_id = $1 AND p.posting_key = s.own_key LIMIT 1) p ON true
+     WHERE s.seq >= least($2, $3) AND s.kind = 'clearing'
+)
 UPDATE record_stage s SET outcome = 'held_by_conflict'
- WHERE s.seq >= $2 AND s.kind = 'clearing' AND s.outcome IS NULL
-   AND NOT EXISTS (SELECT 1 FROM postings p WHERE p.tenant_id = $1 AND p.posting_key = s.own_key LIMIT 1)
-   AND EXISTS (SELECT 1 FROM record_stage c
-                CROSS JOIN LATERAL (SELECT p.digest FROM postings p
-                                     WHERE p.tenant_id = $1 AND p.posting_key = c.own_key LIMIT 1) p
-                WHERE c.seq BETWEEN $3 AND $4 AND c.kind = 'clearing' AND p.digest <> c.digest)`, tenant, lo, from, to)
+  FROM k
+ WHERE k.seq = s.seq AND s.seq >= $2 AND s.outcome IS NULL AND NOT k.posted
+   AND EXISTS (SELECT 1 FROM k c WHERE c.seq BETWEEN $3 AND $4 AND c.differs)`, tenant, lo, from, to)
 	if err != nil {
 		return false, fmt.Errorf("ledger: check for shifted lines: %w", err)
 	}
@@ -74,18 +80,20 @@ const resendSample = "200"
 func holdIfResent(ctx context.Context, tx pgx.Tx, b Batch, lo int64) (bool, error) {
 	matches := func(limit string) string {
 		return `
-SELECT count(*) AS n, count(*) FILTER (WHERE EXISTS (
-           SELECT 1 FROM postings p
-            WHERE p.reference = s.reference AND p.tenant_id || '' = $1 AND p.source = $2 AND p.kind = 'clearing'
-              AND p.amount_minor = s.amount_minor AND p.currency = s.currency AND p.direction = s.direction
-              AND p.account = coalesce(nullif(s.account, ''), 'counterparty:' || $2)
-              AND p.value_date <> s.value_date AND abs(p.value_date - s.value_date) <= ` + resendDays + `
-              AND left(p.posting_key, length(s.own_key) - length(s.reference) - 11)
-                  = left(s.own_key, length(s.own_key) - length(s.reference) - 11))) AS matched
-  FROM (SELECT * FROM record_stage s
-         WHERE s.seq >= $3 AND s.kind = 'clearing' AND s.outcome IS NULL AND s.reference IS NOT NULL
-           AND NOT EXISTS (SELECT 1 FROM postings p WHERE p.tenant_id = $1 AND p.posting_key = s.own_key LIMIT 1)
-         ORDER BY s.seq ` + limit + `) s`
+SELECT count(*) AS n, count(m.found) AS matched
+  FROM (SELECT s.* FROM record_stage s
+          LEFT JOIN LATERAL (SELECT 1 AS found FROM postings p WHERE p.tenant_id = $1 AND p.posting_key = s.own_key LIMIT 1) k ON true
+         WHERE s.seq >= $3 AND s.kind = 'clearing' AND s.outcome IS NULL AND s.reference IS NOT NULL AND k.found IS NULL
+         ORDER BY s.seq ` + limit + `) s
+  LEFT JOIN LATERAL (
+       SELECT 1 AS found FROM postings p
+        WHERE p.reference = s.reference AND p.tenant_id = $1 AND p.source = $2 AND p.kind = 'clearing'
+          AND p.amount_minor = s.amount_minor AND p.currency = s.currency AND p.direction = s.direction
+          AND p.account = coalesce(nullif(s.account, ''), 'counterparty:' || $2)
+          AND p.value_date <> s.value_date AND abs(p.value_date - s.value_date) <= ` + resendDays + `
+          AND left(p.posting_key, length(s.own_key) - length(s.reference) - 11)
+              = left(s.own_key, length(s.own_key) - length(s.reference) - 11)
+        LIMIT 1) m ON true`
 	}
 	held := func(sql string) (bool, error) {
 		var n, matched int64
@@ -101,9 +109,12 @@ SELECT count(*) AS n, count(*) FILTER (WHERE EXISTS (
 		return false, err
 	}
 	_, err := tx.Exec(ctx, `
-UPDATE record_stage s SET outcome = 'possible_resend'
- WHERE s.seq >= $2 AND s.kind = 'clearing' AND s.outcome IS NULL
-   AND NOT EXISTS (SELECT 1 FROM postings p WHERE p.tenant_id = $1 AND p.posting_key = s.own_key LIMIT 1)`, b.Tenant, lo)
+WITH k AS (
+    SELECT s.seq FROM record_stage s
+      LEFT JOIN LATERAL (SELECT 1 AS found FROM postings p WHERE p.tenant_id = $1 AND p.posting_key = s.own_key LIMIT 1) k ON true
+     WHERE s.seq >= $2 AND s.kind = 'clearing' AND s.outcome IS NULL AND k.found IS NULL
+)
+UPDATE record_stage s SET outcome = 'possible_resend' FROM k WHERE k.seq = s.seq`, b.Tenant, lo)
 	if err != nil {
 		return false, fmt.Errorf("ledger: hold a re-sent file: %w", err)
 	}

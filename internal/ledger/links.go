@@ -9,30 +9,31 @@ package ledger
 // key: a missing_in_ledger correction, which refers to no posting and whose
 // key is the record's, not one derived with ":correction:".
 //
-// Probes that find a row by anything but its key compare the tenant as an
-// expression, the column joined to an empty string, so that no index can be
-// entered by tenant alone: to a planner whose statistics do not know the
-// tenant yet, walking all of its postings looks as cheap as one probe. The
-// key prefix is tested with left() rather than starts_with() for the same
-// reason. docs/decisions/tenant-unknown-to-the-planner.md has the figures.
+// A planner whose statistics knew tenants could take a tenant they do not
+// know yet for a handful of rows, and walk all of its postings through the
+// primary key once per probe; postings keep no statistics on the tenant
+// (migration 00020), so each probe enters the index of the column it looks
+// up. The key prefix is tested with left() rather than starts_with(), which
+// the primary key could serve. docs/decisions/tenant-unknown-to-the-planner.md
+// has the figures.
 func originsOf(stage string) string {
 	return `
     SELECT ` + origin + ` FROM postings p
      WHERE ` + stage + `.link_reference IS NOT NULL AND NOT ` + stage + `.link_by_alt
-       AND p.tenant_id || '' = $1 AND p.reference = ` + stage + `.link_reference
+       AND p.tenant_id = $1 AND p.reference = ` + stage + `.link_reference
        AND ` + carriesMoney("p") + ` AND left(p.posting_key, length(` + stage + `.link_prefix)) = ` + stage + `.link_prefix
     UNION ALL
     SELECT ` + origin + ` FROM postings p
      WHERE ` + stage + `.link_reference IS NOT NULL AND ` + stage + `.link_by_alt
-       AND p.tenant_id || '' = $1 AND p.alt_reference = ` + stage + `.link_reference
+       AND p.tenant_id = $1 AND p.alt_reference = ` + stage + `.link_reference
        AND ` + carriesMoney("p") + ` AND left(p.posting_key, length(` + stage + `.link_prefix)) = ` + stage + `.link_prefix
     UNION ALL
     SELECT ` + origin + ` FROM postings p
      WHERE ` + stage + `.link_fallback IS NOT NULL AND NOT ` + stage + `.link_by_alt
-       AND p.tenant_id || '' = $1 AND p.alt_reference = ` + stage + `.link_fallback
+       AND p.tenant_id = $1 AND p.alt_reference = ` + stage + `.link_fallback
        AND ` + carriesMoney("p") + ` AND left(p.posting_key, length(` + stage + `.link_fallback_prefix)) = ` + stage + `.link_fallback_prefix
        AND NOT EXISTS (SELECT 1 FROM postings by_ref
-                        WHERE by_ref.tenant_id || '' = $1 AND by_ref.reference = ` + stage + `.link_reference
+                        WHERE by_ref.tenant_id = $1 AND by_ref.reference = ` + stage + `.link_reference
                           AND ` + carriesMoney("by_ref") + `
                           AND left(by_ref.posting_key, length(` + stage + `.link_prefix)) = ` + stage + `.link_prefix)`
 }
@@ -91,7 +92,7 @@ UPDATE record_stage s
   -- posted under the record's key (a bank-keyed correction).
   LEFT JOIN LATERAL (SELECT * FROM postings
                      WHERE r.n = 1 AND pk.id IS NULL AND r.link_parent_suffix = ''
-                       AND tenant_id || '' = $1 AND id = r.base_id
+                       AND tenant_id = $1 AND id = r.base_id
                      LIMIT 1) pi ON true
  CROSS JOIN LATERAL (SELECT coalesce(pk.id, pi.id) AS id, coalesce(pk.currency, pi.currency) AS currency,
                             coalesce(pk.amount_minor, pi.amount_minor) AS amount_minor) par
@@ -112,7 +113,7 @@ var insertLinked = linkedInsert(`
     SELECT DISTINCT ON (s.posting_key) s.*, $2::bigint AS run_id, $5::text AS source, par.amount_minor AS parent_amount,
            par.direction AS parent_direction, par.account AS parent_account, par.kind AS parent_kind
       FROM record_stage s
-     CROSS JOIN LATERAL (SELECT * FROM postings WHERE tenant_id || '' = $1 AND id = s.parent_id LIMIT 1) par
+     CROSS JOIN LATERAL (SELECT * FROM postings WHERE tenant_id = $1 AND id = s.parent_id LIMIT 1) par
      WHERE s.seq BETWEEN $3 AND $4 AND s.kind IN ('return', 'reversal')
        AND s.link_depth = $6 AND s.outcome IS NULL
      ORDER BY s.posting_key, s.seq`, "")
@@ -147,7 +148,7 @@ WITH cand AS (` + cand + `
      CROSS JOIN LATERAL (SELECT * FROM legs WHERE tenant_id = $1 AND posting_id = ins.refers_to OFFSET 0) pl
       LEFT JOIN LATERAL (SELECT r.account FROM postings r
                           WHERE c.parent_kind = 'correction' AND pl.account = c.parent_account
-                            AND r.refers_to = ins.refers_to AND r.tenant_id || '' = $1 AND r.kind = 'reclass'
+                            AND r.refers_to = ins.refers_to AND r.tenant_id = $1 AND r.kind = 'reclass'
                           LIMIT 1) rc ON true
 )` + more + `
 SELECT count(*) FROM ins`

@@ -95,7 +95,7 @@ func releaseStatement(which, reason string) string {
                               LIMIT 1) pk ON true
           LEFT JOIN LATERAL (SELECT * FROM postings
                               WHERE o.n = 1 AND pk.id IS NULL AND q.link_parent_suffix = ''
-                                AND tenant_id || '' = $1 AND id = o.base_id
+                                AND tenant_id = $1 AND id = o.base_id
                               LIMIT 1) pi ON true
          CROSS JOIN LATERAL (SELECT coalesce(pk.id, pi.id) AS id, coalesce(pk.currency, pi.currency) AS currency,
                                     coalesce(pk.amount_minor, pi.amount_minor) AS amount_minor,

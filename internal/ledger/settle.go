@@ -131,7 +131,7 @@ UPDATE record_stage s
        SELECT DISTINCT ON (h.seq) h.seq, h.id, h.rank,
               coalesce(h.s_amount = p.amount_minor AND h.s_currency = p.currency AND h.s_direction = p.direction, true) AS same,
               EXISTS (SELECT 1 FROM postings r
-                       WHERE r.tenant_id || '' = $1 AND r.refers_to = h.id AND r.kind = 'reclass') AS reclassed
+                       WHERE r.tenant_id = $1 AND r.refers_to = h.id AND r.kind = 'reclass') AS reclassed
          FROM hit h JOIN cp p ON p.id = h.id
         ORDER BY h.seq, h.rank, h.id
   ) m
@@ -153,7 +153,7 @@ WITH cand AS (
      -- Only an approved missing_in_ledger correction of the source is
      -- reclassified, known by the mark on its posting: the stage is the
      -- caller's, and names whatever it likes.
-     CROSS JOIN LATERAL (SELECT account FROM postings WHERE tenant_id || '' = $1 AND id = s.settles_id
+     CROSS JOIN LATERAL (SELECT account FROM postings WHERE tenant_id = $1 AND id = s.settles_id
                             AND source = $5 AND ` + missingInLedger + ` LIMIT 1) p
      WHERE s.seq BETWEEN $3 AND $4 AND s.outcome = 'settled_by_correction' AND s.account <> ''
      ORDER BY s.own_key, s.seq
@@ -172,7 +172,7 @@ WITH cand AS (
 INSERT INTO legs (tenant_id, posting_id, leg_no, account, direction, amount_minor, currency, value_date)
 SELECT $1, ins.id, l.leg_no, l.account, l.direction, ins.amount_minor, ins.currency, ins.value_date
   FROM ins
- CROSS JOIN LATERAL (SELECT account FROM postings WHERE tenant_id || '' = $1 AND id = ins.refers_to LIMIT 1) c
+ CROSS JOIN LATERAL (SELECT account FROM postings WHERE tenant_id = $1 AND id = ins.refers_to LIMIT 1) c
  CROSS JOIN LATERAL (VALUES
        (1::smallint, ins.account, ins.direction),
        (2::smallint, c.account, CASE ins.direction WHEN 'C' THEN 'D' ELSE 'C' END)

@@ -47,17 +47,17 @@ SELECT 'seals', 'seal ' || s.id::text || ' (' || s.table_name || coalesce(' of r
 const sealedQuery = `
 WITH now AS (
     SELECT 'postings'::text AS tbl, p.run_id, count(*) AS n, sum(p.amount_minor) AS amount,
-           sum(clearing_seal_hash_postings(p)) % 9223372036854775808 AS h
+           sum(clearing_seal_hash_postings(ROW(p.*)::postings)) % 9223372036854775808 AS h
       FROM postings p WHERE p.tenant_id = $1 GROUP BY p.run_id
     UNION ALL
-    SELECT 'legs', NULL::bigint, count(*), sum(l.amount_minor), sum(clearing_seal_hash_legs(l)) % 9223372036854775808
+    SELECT 'legs', NULL::bigint, count(*), sum(l.amount_minor), sum(clearing_seal_hash_legs(ROW(l.*)::legs)) % 9223372036854775808
       FROM legs l WHERE l.tenant_id = $1 HAVING count(*) > 0
     UNION ALL
-    SELECT 'notices', n.run_id, count(*), sum(n.amount_minor), sum(clearing_seal_hash_notices(n)) % 9223372036854775808
+    SELECT 'notices', n.run_id, count(*), sum(n.amount_minor), sum(clearing_seal_hash_notices(ROW(n.*)::notices)) % 9223372036854775808
       FROM notices n WHERE n.tenant_id = $1 GROUP BY n.run_id
     UNION ALL
     SELECT 'audit_events', e.run_id, count(*), coalesce(sum(e.amount_minor), 0),
-           sum(clearing_seal_hash_audit_events(e)) % 9223372036854775808
+           sum(clearing_seal_hash_audit_events(ROW(e.*)::audit_events)) % 9223372036854775808
       FROM audit_events e WHERE e.tenant_id = $1 GROUP BY e.run_id
 ), sealed AS (
     SELECT s.table_name AS tbl, s.run_id, sum(s.row_count) AS n, sum(s.amount_minor) AS amount,

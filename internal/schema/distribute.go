@@ -41,7 +41,8 @@ type Distributed struct {
 // copied to every node. Tables already distributed are left as they are, so
 // running it again changes nothing; a tenant table distributed otherwise
 // (by another column, or not co-located) is an error, since moving it is
-// an operator's decision. shards is the shard count of a new co-location
+// an operator's decision. The schema's functions are created on every
+// worker, where the triggers and the statements on the shards call them. shards is the shard count of a new co-location
 // group, 0 for Citus's citus.shard_count.
 //
 // Triggers on distributed tables need citus.enable_unsafe_triggers: the
@@ -111,6 +112,27 @@ func Distribute(ctx context.Context, pool *pgxpool.Pool, shards int) ([]Distribu
 			d.Changed = true
 		}
 		out = append(out, d)
+	}
+	// The triggers and the statements Citus sends to the shards call the
+	// schema's functions on the workers: each is created there, and Citus
+	// then propagates a later CREATE OR REPLACE of it.
+	rows, err := conn.Query(ctx, `
+SELECT p.oid::regprocedure::text FROM pg_proc p
+ WHERE p.pronamespace = current_schema()::regnamespace
+   AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
+   AND NOT EXISTS (SELECT 1 FROM pg_dist_object o WHERE o.classid = 'pg_proc'::regclass AND o.objid = p.oid)
+ ORDER BY 1`)
+	if err != nil {
+		return out, fmt.Errorf("schema: distribute functions: %w", err)
+	}
+	fns, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return out, fmt.Errorf("schema: distribute functions: %w", err)
+	}
+	for _, f := range fns {
+		if _, err := conn.Exec(ctx, `SELECT create_distributed_function($1)`, f); err != nil {
+			return out, fmt.Errorf("schema: distribute function %s: %w", f, err)
+		}
 	}
 	return out, nil
 }
