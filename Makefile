@@ -17,7 +17,7 @@ FUZZTIME    ?= 10s
 CLEARING_CORPUS ?= $(wildcard $(abspath ../shared/corpus))
 export CLEARING_CORPUS
 
-.PHONY: build man install test test-double demo bench bench-check bench-scale lint fuzz clean
+.PHONY: build man install test test-double test-citus demo bench bench-check bench-scale lint fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/clearing
@@ -39,6 +39,16 @@ test:
 # approval applied twice: what it asserts about the ledger must still hold.
 test-double:
 	$(GO) run ./cmd/pgtestcluster -- env CLEARING_TEST_DOUBLE_APPLY=1 $(GO) test -count=1 -timeout 30m ./cmd/clearing
+
+# The integration suite on a throw-away Citus cluster (a coordinator and two
+# workers on local ports), every test database distributed by tenant. The
+# extension is installed from ../shared/citus when it is missing and this is
+# root; without it the target says so and passes, except under CI=true.
+CITUS_INSTALL  ?= $(wildcard $(abspath ../shared/citus/install.sh))
+CITUS_PACKAGES ?= ./...
+test-citus:
+	@if [ -n "$(CITUS_INSTALL)" ] && [ "$$(id -u)" = 0 ]; then bash "$(CITUS_INSTALL)" || echo "test-citus: could not install Citus" >&2; fi
+	$(GO) run ./cmd/pgtestcluster -citus -- $(GO) test -count=1 -timeout 30m $(CITUS_PACKAGES)
 
 demo: build
 	./scripts/demo.sh $(BIN)

@@ -45,11 +45,11 @@ WITH cur AS (
      WHERE d.tenant_id = $1 AND d.run_id = $2 AND d.is_break
      GROUP BY 1, 2
 ), seen AS (
-    INSERT INTO breaks AS b (tenant_id, source, class, item_key, currency, value_date, amount, first_run, last_run)
-    SELECT $1, $3, class, item_key, currency, value_date, amount, $2, $2 FROM cur
+    INSERT INTO breaks AS b (tenant_id, source, class, item_key, currency, value_date, amount, first_run, last_run, last_seen)
+    SELECT $1, $3, class, item_key, currency, value_date, amount, $2, $2, now() FROM cur
      ORDER BY class, item_key
     ON CONFLICT (tenant_id, source, class, item_key) DO UPDATE
-       SET last_run = EXCLUDED.last_run, last_seen = now(), seen_in_runs = b.seen_in_runs + 1,
+       SET last_run = EXCLUDED.last_run, last_seen = EXCLUDED.last_seen, seen_in_runs = b.seen_in_runs + 1,
            amount = EXCLUDED.amount, currency = EXCLUDED.currency, value_date = EXCLUDED.value_date,
            status = CASE WHEN b.status = 'acknowledged' AND b.acked_amount = EXCLUDED.amount THEN 'acknowledged' ELSE 'open' END,
            acked_amount = CASE WHEN b.status = 'acknowledged' AND b.acked_amount = EXCLUDED.amount THEN b.acked_amount END,

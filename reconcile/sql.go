@@ -258,15 +258,19 @@ UPDATE recon_class c
 // (matchGroups) with the net of the ledger's items of its day and
 // currency, as the other side settles them: that difference is the break.
 var checkSettlements = `
+WITH d AS (
+    SELECT s.s_date, s.s_currency, coalesce(sum(l.s_amount), 0) AS net,
+           format('items of %s in %s', s.s_date, s.s_currency) AS group_id
+      FROM (SELECT DISTINCT s_date, s_currency FROM recon_class WHERE class = 'settlement_to_check') s
+      LEFT JOIN (` + ledgerItems(true) + `) l ON l.value_date = s.s_date AND l.s_currency = s.s_currency
+     GROUP BY s.s_date, s.s_currency
+)
 UPDATE recon_class c
    SET ledger_net = d.net,
        class  = CASE WHEN abs(c.s_amount - d.net) <= $5 THEN 'matched' ELSE 'settlement_total_mismatch' END,
        reason = CASE WHEN abs(c.s_amount - d.net) <= $5 THEN 'agrees_with_daily_net' ELSE 'settlement_total_differs' END,
-       group_id = format('items of %s in %s', c.s_date, c.s_currency)
-  FROM (SELECT s.s_date, s.s_currency, coalesce(sum(l.s_amount), 0) AS net
-          FROM (SELECT DISTINCT s_date, s_currency FROM recon_class WHERE class = 'settlement_to_check') s
-          LEFT JOIN (` + ledgerItems(true) + `) l ON l.value_date = s.s_date AND l.s_currency = s.s_currency
-         GROUP BY s.s_date, s.s_currency) d
+       group_id = d.group_id
+  FROM d
  WHERE c.class = 'settlement_to_check' AND c.s_date = d.s_date AND c.s_currency = d.s_currency`
 
 // storeClasses records, per currency and class, how many items ended

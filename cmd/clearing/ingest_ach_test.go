@@ -199,7 +199,7 @@ func TestReturnsReverseTheirOriginalOnce(t *testing.T) {
 		if b := c.balance(account(e)); b != 0 {
 			t.Errorf("%s: customer account balance %d after its return, want 0", e.Key(), b)
 		}
-		kind := c.count(`SELECT count(*) FROM postings p JOIN postings o ON o.id = p.refers_to
+		kind := c.count(`SELECT count(*) FROM postings p JOIN postings o ON o.tenant_id = p.tenant_id AND o.id = p.refers_to
 		                  WHERE p.tenant_id = $1 AND p.posting_key = $2 AND p.kind = 'return' AND o.posting_key = $3`,
 			c.tenant, e.Key()+":return", e.Key())
 		if kind != 1 {

@@ -78,7 +78,7 @@ func TestQuarantinedOrphanReturnIsReleasedByItsOriginal(t *testing.T) {
 	if day.Posted != int64(len(es)) || day.Released != 1 {
 		t.Fatalf("original's file: %+v", day)
 	}
-	if n := c.count(`SELECT count(*) FROM postings p JOIN postings o ON o.id = p.refers_to
+	if n := c.count(`SELECT count(*) FROM postings p JOIN postings o ON o.tenant_id = p.tenant_id AND o.id = p.refers_to
 	                  WHERE p.tenant_id = $1 AND p.posting_key = $2 AND p.kind = 'return' AND o.posting_key = $3`,
 		c.tenant, orig.Key()+":return", orig.Key()); n != 1 {
 		t.Fatalf("%d return postings referring to the original, want 1", n)

@@ -31,6 +31,18 @@ type Migration struct {
 // returns the full list. It is safe to run again and from several processes
 // at once: a PostgreSQL advisory lock serialises concurrent runs.
 func Migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) ([]Migration, error) {
+	return migrate(ctx, pool, log, 0)
+}
+
+// MigrateTo applies the embedded migrations up to version and no further,
+// for tests that migrate in steps (a schema distributed halfway, say).
+func MigrateTo(ctx context.Context, pool *pgxpool.Pool, version int64) error {
+	_, err := migrate(ctx, pool, nil, version)
+	return err
+}
+
+// migrate applies the migrations up to version, or all of them for 0.
+func migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger, version int64) ([]Migration, error) {
 	sqlDB := stdlib.OpenDBFromPool(pool)
 	defer sqlDB.Close()
 	locker, err := lock.NewPostgresSessionLocker()
@@ -45,7 +57,12 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) ([]Migra
 	if err != nil {
 		return nil, fmt.Errorf("db: migrations: %w", err)
 	}
-	results, err := p.Up(ctx)
+	var results []*goose.MigrationResult
+	if version > 0 {
+		results, err = p.UpTo(ctx, version)
+	} else {
+		results, err = p.Up(ctx)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("db: migrate: %w", err)
 	}

@@ -243,18 +243,20 @@ WITH cand AS (
       FROM record_stage
      WHERE seq BETWEEN $3 AND $4 AND kind = 'notice'
      ORDER BY own_key, seq
-), ins AS (
-    INSERT INTO notices (tenant_id, notice_key, source, reference, posting_id, value_date, amount_minor,
-                         currency, direction, account, account_last4, digest, run_id, record_no, line, detail)
-    SELECT $1, c.own_key, $5, c.reference, o.id, c.value_date, c.amount_minor,
-           c.currency, c.direction, c.account, c.account_last4, c.digest, $2, c.seq, c.line, c.detail
+), src AS MATERIALIZED (
+    SELECT $1::text, c.own_key, $5::text, c.reference, o.id, c.value_date, c.amount_minor,
+           c.currency, c.direction, c.account, c.account_last4, c.digest, $2::bigint, c.seq, c.line, c.detail
       FROM cand c
       LEFT JOIN LATERAL (
            SELECT min(p.id) AS id
              FROM (` + originsOf("c") + `) p
            HAVING count(DISTINCT p.id) = 1
       ) o ON true
-     ORDER BY c.own_key
+), ins AS (
+    INSERT INTO notices (tenant_id, notice_key, source, reference, posting_id, value_date, amount_minor,
+                         currency, direction, account, account_last4, digest, run_id, record_no, line, detail)
+    SELECT * FROM src
+     ORDER BY own_key
     ON CONFLICT (tenant_id, notice_key) DO NOTHING
     RETURNING 1
 )

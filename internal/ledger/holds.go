@@ -45,7 +45,7 @@ WITH k AS (
     SELECT s.seq, p.digest IS NOT NULL AS posted, p.digest <> s.digest AS differs
       FROM record_stage s
       LEFT JOIN LATERAL (SELECT p.digest FROM postings p WHERE p.tenant_id = $1 AND p.posting_key = s.own_key LIMIT 1) p ON true
-     WHERE s.seq >= least($2, $3) AND s.kind = 'clearing'
+     WHERE s.seq >= least($2::bigint, $3::bigint) AND s.kind = 'clearing'
 )
 UPDATE record_stage s SET outcome = 'held_by_conflict'
   FROM k

@@ -61,41 +61,48 @@ const origin = `CASE p.kind WHEN 'reclass' THEN p.refers_to ELSE p.id END AS id,
 // clearing posting it descends from and the posting it undoes (the derived
 // key without its last segment), and marks the record with an outcome when
 // it must not post: no original, more than one, or an original it does not
-// fit. The updated rows are bounded to the chunk as well as joined to it:
+// fit. The originals are found in a query of its own (r), from which the
+// stage is updated: the stage is the session's own table, which a
+// distributed planner joins to the tenant's shard in a query, not in an
+// UPDATE. The updated rows are bounded to the chunk as well as joined to it:
 // the stage's seq index is a BRIN, which cannot serve the join, and without
 // the bound the join hashed the whole stage once per chunk.
 var resolveLinks = `
+WITH r AS (
+    SELECT r.seq, r.n, r.base_key, r.base_direction, par.id, par.currency, par.amount_minor
+      FROM (
+           SELECT s2.seq, s2.link_parent_suffix, count(DISTINCT p.id) AS n, min(p.id) AS base_id,
+                  min(p.posting_key) AS base_key, min(p.direction) AS base_direction
+             FROM record_stage s2
+             LEFT JOIN LATERAL (` + originsOf("s2") + `) p ON true
+            WHERE s2.seq BETWEEN $2 AND $3 AND s2.kind IN ('return', 'reversal') AND s2.link_depth = $4
+            GROUP BY s2.seq, s2.link_parent_suffix
+      ) r
+      LEFT JOIN LATERAL (SELECT * FROM postings
+                         WHERE r.n = 1 AND tenant_id = $1 AND posting_key = r.base_key || r.link_parent_suffix
+                         LIMIT 1) pk ON true
+      -- What a first return undoes is its origin itself, which need not be
+      -- posted under the record's key (a bank-keyed correction).
+      LEFT JOIN LATERAL (SELECT * FROM postings
+                         WHERE r.n = 1 AND pk.id IS NULL AND r.link_parent_suffix = ''
+                           AND tenant_id = $1 AND id = r.base_id
+                         LIMIT 1) pi ON true
+     CROSS JOIN LATERAL (SELECT coalesce(pk.id, pi.id) AS id, coalesce(pk.currency, pi.currency) AS currency,
+                                coalesce(pk.amount_minor, pi.amount_minor) AS amount_minor) par
+)
 UPDATE record_stage s
    SET posting_key    = CASE WHEN r.n = 1 THEN r.base_key || s.link_suffix END,
        base_direction = r.base_direction,
-       parent_id      = par.id,
+       parent_id      = r.id,
        outcome = CASE
            WHEN s.outcome IS NOT NULL THEN s.outcome -- settled by a suspense posting (settledBySuspense)
            WHEN r.n = 0 THEN 'orphan_return'
            WHEN r.n > 1 THEN 'ambiguous_original'
-           WHEN par.id IS NULL THEN 'orphan_return'
-           WHEN s.currency <> par.currency OR s.direction <> r.base_direction THEN 'link_mismatch'
-           WHEN s.amount_minor > par.amount_minor OR s.amount_minor <= 0 THEN 'exceeds_original'
+           WHEN r.id IS NULL THEN 'orphan_return'
+           WHEN s.currency <> r.currency OR s.direction <> r.base_direction THEN 'link_mismatch'
+           WHEN s.amount_minor > r.amount_minor OR s.amount_minor <= 0 THEN 'exceeds_original'
        END
-  FROM (
-       SELECT s2.seq, s2.link_parent_suffix, count(DISTINCT p.id) AS n, min(p.id) AS base_id,
-              min(p.posting_key) AS base_key, min(p.direction) AS base_direction
-         FROM record_stage s2
-         LEFT JOIN LATERAL (` + originsOf("s2") + `) p ON true
-        WHERE s2.seq BETWEEN $2 AND $3 AND s2.kind IN ('return', 'reversal') AND s2.link_depth = $4
-        GROUP BY s2.seq, s2.link_parent_suffix
-  ) r
-  LEFT JOIN LATERAL (SELECT * FROM postings
-                     WHERE r.n = 1 AND tenant_id = $1 AND posting_key = r.base_key || r.link_parent_suffix
-                     LIMIT 1) pk ON true
-  -- What a first return undoes is its origin itself, which need not be
-  -- posted under the record's key (a bank-keyed correction).
-  LEFT JOIN LATERAL (SELECT * FROM postings
-                     WHERE r.n = 1 AND pk.id IS NULL AND r.link_parent_suffix = ''
-                       AND tenant_id = $1 AND id = r.base_id
-                     LIMIT 1) pi ON true
- CROSS JOIN LATERAL (SELECT coalesce(pk.id, pi.id) AS id, coalesce(pk.currency, pi.currency) AS currency,
-                            coalesce(pk.amount_minor, pi.amount_minor) AS amount_minor) par
+  FROM r
  WHERE s.seq = r.seq AND s.seq BETWEEN $2 AND $3`
 
 // The lookups of single postings and legs below are LATERAL subqueries with
@@ -126,7 +133,7 @@ var insertLinked = linkedInsert(`
 // it inserted.
 func linkedInsert(cand, more string) string {
 	return `
-WITH cand AS (` + cand + `
+WITH cand AS MATERIALIZED (` + cand + `
 ), ins AS (
     INSERT INTO postings (tenant_id, posting_key, kind, source, reference, alt_reference, value_date,
                           amount_minor, currency, direction, account, account_last4, digest, refers_to,

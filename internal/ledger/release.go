@@ -51,12 +51,8 @@ const openHeld = `NOT EXISTS (SELECT 1 FROM quarantine_decisions d
 // needing a person, except conflicts (which are a conflict's own business)
 // and records held already: one row per key and digest, the first event.
 const insertQuarantine = `
-WITH ins AS (
-    INSERT INTO quarantine (tenant_id, record_key, digest, verdict, kind, source, own_key, first_run_id, first_event_id,
-                            record_no, line, reference, alt_reference, amount_minor, currency, direction, account,
-                            account_last4, value_date, detail, link_reference, link_by_alt, link_prefix, link_suffix,
-                            link_parent_suffix, link_depth, link_fallback, link_fallback_prefix, settle_amount, settle_currency, settle_group)
-    SELECT DISTINCT ON (e.record_key, e.digest) $1, e.record_key, e.digest, e.verdict, e.kind, r.source, e.own_key, $2, e.id,
+WITH src AS MATERIALIZED (
+    SELECT DISTINCT ON (e.record_key, e.digest) $1::text, e.record_key, e.digest, e.verdict, e.kind, r.source, e.own_key, $2::bigint, e.id,
            e.record_no, e.line, e.reference, s.alt_reference, e.amount_minor, e.currency, e.direction, e.account,
            e.account_last4, e.value_date, e.detail, e.link_reference, s.link_by_alt, e.link_prefix, e.link_suffix,
            s.link_parent_suffix, s.link_depth, s.link_fallback, s.link_fallback_prefix, s.settle_amount, s.settle_currency, s.settle_group
@@ -66,6 +62,12 @@ WITH ins AS (
      WHERE e.tenant_id = $1 AND e.run_id = $2 AND e.record_no BETWEEN $3 AND $4
        AND e.needs_attention AND e.verdict NOT IN ('conflict', 'already_quarantined')
      ORDER BY e.record_key, e.digest, e.id
+), ins AS (
+    INSERT INTO quarantine (tenant_id, record_key, digest, verdict, kind, source, own_key, first_run_id, first_event_id,
+                            record_no, line, reference, alt_reference, amount_minor, currency, direction, account,
+                            account_last4, value_date, detail, link_reference, link_by_alt, link_prefix, link_suffix,
+                            link_parent_suffix, link_depth, link_fallback, link_fallback_prefix, settle_amount, settle_currency, settle_group)
+    SELECT * FROM src
     ON CONFLICT (tenant_id, record_key, digest) DO NOTHING
     RETURNING 1
 )
@@ -129,9 +131,8 @@ func releaseStatement(which, reason string) string {
 // the exception: the posting that matches it is the other record of its
 // file, and whether it was a second payment is a person's to say.
 const closePostedStatement = `
-WITH dec AS (
-    INSERT INTO quarantine_decisions (tenant_id, record_key, digest, decision, run_id, posting_id, reason)
-    SELECT DISTINCT ON (q.record_key, q.digest) $1, q.record_key, q.digest, 'released', $2, p.id,
+WITH src AS MATERIALIZED (
+    SELECT DISTINCT ON (q.record_key, q.digest) $1::text, q.record_key, q.digest, 'released', $2::bigint, p.id,
            'posted by run ' || $2 || ', where the record arrived again'
       FROM record_stage s
      CROSS JOIN LATERAL (SELECT q.record_key, q.digest FROM quarantine q
@@ -141,6 +142,9 @@ WITH dec AS (
                           WHERE tenant_id = $1 AND posting_key = coalesce(s.posting_key, s.own_key) LIMIT 1) p
      WHERE s.seq BETWEEN $3 AND $4 AND s.outcome IS NULL AND p.digest = s.digest AND ` + openHeld + `
      ORDER BY q.record_key, q.digest
+), dec AS (
+    INSERT INTO quarantine_decisions (tenant_id, record_key, digest, decision, run_id, posting_id, reason)
+    SELECT * FROM src
     ON CONFLICT DO NOTHING
     RETURNING 1
 )
@@ -152,9 +156,7 @@ SELECT count(*) FROM dec`
 // quarantine_dismissed once an operator dismissed it. A released one is
 // left alone: it posted, so a record that meets it is audited as usual.
 const markHeldStatement = `
-UPDATE record_stage s
-   SET outcome = CASE WHEN x.decision IS NULL THEN 'already_quarantined' ELSE 'quarantine_dismissed' END
-  FROM (
+WITH x AS (
        SELECT s2.seq, d.decision
          FROM record_stage s2
         CROSS JOIN LATERAL (SELECT q.record_key, q.digest FROM quarantine q
@@ -165,7 +167,10 @@ UPDATE record_stage s
                              LIMIT 1) d ON true
         WHERE s2.seq BETWEEN $3 AND $4 AND s2.outcome IS NOT NULL AND s2.outcome <> 'settled_by_correction'
           AND d.decision IS DISTINCT FROM 'released'
-  ) x
+)
+UPDATE record_stage s
+   SET outcome = CASE WHEN x.decision IS NULL THEN 'already_quarantined' ELSE 'quarantine_dismissed' END
+  FROM x
  WHERE s.seq = x.seq AND s.seq BETWEEN $3 AND $4`
 
 // applyQuarantine runs the release, close and mark steps for the chunk

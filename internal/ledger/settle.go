@@ -28,8 +28,7 @@ import (
 // Most ingests meet no such correction, so the check costs one small query
 // unless one exists for the source: a probe of the partial index
 // postings_missing_in_ledger (migration 00013), which holds only these
-// postings. Probes by id compare the tenant as an expression: see
-// originsOf.
+// postings.
 func settleLateArrivals(ctx context.Context, tx pgx.Tx, b *Batch, lo, hi int64) error {
 	var any bool
 	if err := tx.QueryRow(ctx, `
@@ -120,6 +119,14 @@ WITH cp AS MATERIALIZED (
       FROM cand c
       JOIN by_ref r ON r.id = c.id
       JOIN chunk k ON k.seq = c.seq
+), m AS (
+    SELECT DISTINCT ON (h.seq) h.seq, h.id, h.rank,
+           coalesce(h.s_amount = p.amount_minor AND h.s_currency = p.currency AND h.s_direction = p.direction, true) AS same,
+           r.reclassed IS NOT NULL AS reclassed
+      FROM hit h JOIN cp p ON p.id = h.id
+      LEFT JOIN LATERAL (SELECT true AS reclassed FROM postings r
+                          WHERE r.tenant_id = $1 AND r.refers_to = h.id AND r.kind = 'reclass' LIMIT 1) r ON true
+     ORDER BY h.seq, h.rank, h.id
 )
 UPDATE record_stage s
    SET settles_id = CASE WHEN m.rank < 3 THEN m.id END,
@@ -127,14 +134,7 @@ UPDATE record_stage s
                       WHEN NOT m.same THEN 'conflict'
                       WHEN m.reclassed THEN 'duplicate'
                       ELSE 'settled_by_correction' END
-  FROM (
-       SELECT DISTINCT ON (h.seq) h.seq, h.id, h.rank,
-              coalesce(h.s_amount = p.amount_minor AND h.s_currency = p.currency AND h.s_direction = p.direction, true) AS same,
-              EXISTS (SELECT 1 FROM postings r
-                       WHERE r.tenant_id = $1 AND r.refers_to = h.id AND r.kind = 'reclass') AS reclassed
-         FROM hit h JOIN cp p ON p.id = h.id
-        ORDER BY h.seq, h.rank, h.id
-  ) m
+  FROM m
  WHERE s.seq = m.seq AND s.seq BETWEEN $3 AND $4`
 
 // settleWindowDays bounds, in days either side of a correction's value
@@ -147,7 +147,7 @@ const settleWindowDays = "3"
 // suspense leg undoes the correction's, the customer leg is the record's.
 // The settlement account is not touched again.
 const insertReclass = `
-WITH cand AS (
+WITH cand AS MATERIALIZED (
     SELECT DISTINCT ON (s.own_key) s.*, p.account AS suspense
       FROM record_stage s
      -- Only an approved missing_in_ledger correction of the source is

@@ -10,10 +10,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clearing-dev/clearing/internal/db/embedded"
 )
@@ -266,4 +268,54 @@ func closeTemplate(ctx context.Context, conn querier, database string) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// EmptyCitusDatabase creates a database for this test on the Citus
+// coordinator and every worker, with the extension and the workers
+// registered but no schema, and returns its connection string; it is
+// dropped when the test ends. The test is skipped on one PostgreSQL.
+func EmptyCitusDatabase(t testing.TB) string {
+	t.Helper()
+	server := ServerURL()
+	if server == "" {
+		t.Fatalf("pgtest: no PostgreSQL server: set %s, or call pgtest.Main from TestMain", EnvURL)
+	}
+	admin, workers, _, err := prepare(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(workers) == 0 {
+		t.Skip("not a Citus cluster: run it with make test-citus")
+	}
+	name := databaseName(t.Name())
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	pools := append([]*pgxpool.Pool{admin}, workers...)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		for _, p := range pools {
+			if err := closeTemplate(ctx, p, name); err != nil {
+				t.Errorf("pgtest: %v", err)
+			}
+			if _, err := p.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+				t.Errorf("pgtest: %v", err)
+			}
+		}
+	})
+	if err := onEach(ctx, pools, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for _, w := range workers {
+		urls = append(urls, w.Config().ConnString())
+	}
+	if err := citusDatabase(ctx, server, urls, name); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := withDatabase(server, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }

@@ -172,7 +172,7 @@ func Set(ctx context.Context, pool *pgxpool.Pool, tenant, key, value string) (Se
 	value = money.Format(minor, c) // one spelling: "1000" in USD is stored as "1000.00"
 	_, err = pool.Exec(ctx, `
 INSERT INTO config (tenant_id, key, value) VALUES ($1, $2, $3)
-ON CONFLICT (tenant_id, key) DO UPDATE SET value = EXCLUDED.value, set_by = current_user, set_at = now()`,
+ON CONFLICT (tenant_id, key) DO UPDATE SET value = EXCLUDED.value, set_by = EXCLUDED.set_by, set_at = EXCLUDED.set_at`,
 		tenant, key, value)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == pgerrcode.InsufficientPrivilege {
