@@ -7,6 +7,7 @@ package schema
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 
@@ -29,16 +30,32 @@ func Digest() string { return db.MigrationsDigest() + "_" + db.RoutinesDigest(Ro
 // already distributed over Citus (Distribute), a table that a migration
 // added is distributed the same way.
 func Migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) ([]db.Migration, error) {
-	ms, err := db.Migrate(ctx, pool, log)
+	distributed, err := IsDistributed(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
+	migrator := pool
+	if distributed {
+		// A migration that alters a distributed table and then replaces a
+		// function runs both on the workers: Citus refuses the second after
+		// the first ran in parallel over several connections, unless the
+		// transaction sends its commands over one connection per node.
+		cfg := pool.Config().Copy()
+		cfg.ConnConfig.RuntimeParams["citus.multi_shard_modify_mode"] = "sequential"
+		if migrator, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+			return nil, fmt.Errorf("schema: %w", err)
+		}
+		defer migrator.Close()
+	}
+	ms, err := db.Migrate(ctx, migrator, log)
 	if err != nil {
 		return ms, err
 	}
 	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return db.InstallRoutines(ctx, tx, Routines()) }); err != nil {
 		return ms, err
 	}
-	distributed, err := IsDistributed(ctx, pool)
-	if err != nil || !distributed {
-		return ms, err
+	if !distributed {
+		return ms, nil
 	}
 	ds, err := Distribute(ctx, pool, 0)
 	for _, d := range ds {
