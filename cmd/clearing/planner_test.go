@@ -4,6 +4,9 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/clearing-dev/clearing/internal/pgtest"
 )
 
 // postingsTuplesRead is how many rows of postings the database has read,
@@ -12,6 +15,12 @@ import (
 func (c *cli) postingsTuplesRead() int64 {
 	c.t.Helper()
 	c.waitForClientsToLeave()
+	if pgtest.Citus(c.t) {
+		// On Citus the rows are read on the workers, from the shards.
+		time.Sleep(time.Second)
+		return c.count(`SELECT coalesce(sum(result::bigint), 0) FROM run_command_on_placements('postings',
+		                  $$SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) FROM pg_stat_user_tables WHERE relid = '%s'::regclass$$)`)
+	}
 	return c.count(`SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)
 	                  FROM pg_stat_user_tables WHERE relname = 'postings'`)
 }
