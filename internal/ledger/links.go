@@ -12,7 +12,7 @@ package ledger
 // A planner whose statistics knew tenants could take a tenant they do not
 // know yet for a handful of rows, and walk all of its postings through the
 // primary key once per probe; postings keep no statistics on the tenant
-// (migration 00020), so each probe enters the index of the column it looks
+// (migration 00021), so each probe enters the index of the column it looks
 // up. The key prefix is tested with left() rather than starts_with(), which
 // the primary key could serve. docs/decisions/tenant-unknown-to-the-planner.md
 // has the figures.
