@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -79,21 +80,24 @@ type Decision struct {
 	At       time.Time `json:"at"`
 }
 
+// selectCorrections reads corrections with the approvals made on them and
+// the break each corrects. Which approvals count (those of logins that are
+// approvers still) and how many a correction needs are asked of the
+// database's own functions afterwards (countApprovals): on a distributed
+// schema a query on a shard may not call a function that reads the tables.
 const selectCorrections = `
 SELECT c.id, c.correction_key, c.posting_key, c.class, c.status, c.source, c.reference, c.amount_minor, c.currency,
        c.direction, c.counter_account, c.settlement_account, c.value_date, c.explanation, c.proposed_by_run,
        c.created_at, c.refers_to, c.line_id, coalesce(a.approvers, '{}'), coalesce(a.logins, '{}'),
-       clearing_approvals_needed(c.tenant_id, c.currency, c.amount_minor),
        b.id, b.item_key, b.status, b.age_days
   FROM corrections c
   LEFT JOIN LATERAL (
-       -- The approvals that count, as clearing_approvals_counted counts
-       -- them: one per login and person, by a login that approves still.
+       -- One approval per person, as clearing_approvals_counted counts them.
        SELECT array_agg(x.operator ORDER BY x.first) AS approvers, array_agg(x.login ORDER BY x.first) AS logins
          FROM (SELECT DISTINCT ON (d.person) d.person, d.login, d.operator, d.id AS first
                  FROM correction_decisions d
                 WHERE d.tenant_id = $1 AND d.correction_id = c.id AND d.decision = 'approve'
-                  AND d.login IS NOT NULL AND d.person IS NOT NULL AND clearing_is_approver(d.login)
+                  AND d.login IS NOT NULL AND d.person IS NOT NULL
                 ORDER BY d.person, d.id) x) a ON true
   LEFT JOIN LATERAL (
        SELECT k.id, k.item_key, k.status, (current_date - k.first_seen::date) AS age_days
@@ -109,7 +113,7 @@ func scanCorrection(row pgx.CollectableRow) (Correction, error) {
 	var breakAge *int32
 	err := row.Scan(&c.ID, &c.Key, &c.PostingKey, &c.Class, &c.Status, &c.Source, &c.Reference, &c.Amount,
 		&c.Currency, &c.Direction, &c.CounterAccount, &c.SettlementAccount, &c.ValueDate, &c.Explanation,
-		&c.ProposedByRun, &c.CreatedAt, &c.refersTo, &c.lineID, &operators, &logins, &c.Needed,
+		&c.ProposedByRun, &c.CreatedAt, &c.refersTo, &c.lineID, &operators, &logins,
 		&breakID, &breakKey, &breakStatus, &breakAge)
 	if err != nil {
 		return c, err
@@ -118,11 +122,70 @@ func scanCorrection(row pgx.CollectableRow) (Correction, error) {
 	for i := range operators {
 		c.ApprovedBy[i] = Approver{Operator: operators[i], Login: logins[i]}
 	}
-	c.Approvals = len(c.ApprovedBy)
 	if breakID != nil {
 		c.Break = &BreakRef{ID: *breakID, ItemKey: *breakKey, Status: *breakStatus, AgeDays: int(*breakAge)}
 	}
 	return c, nil
+}
+
+// queryCorrections reads the corrections of tenant that where selects, in
+// its order, and counts their approvals.
+func queryCorrections(ctx context.Context, q ledger.Querier, tenant, where string, args ...any) ([]Correction, error) {
+	rows, err := q.Query(ctx, selectCorrections+where, append([]any{tenant}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := pgx.CollectRows(rows, scanCorrection)
+	if err != nil {
+		return nil, err
+	}
+	return cs, countApprovals(ctx, q, tenant, cs)
+}
+
+// countApprovals keeps, of each correction's approvals, those that
+// clearing_approvals_counted counts (by a login that is an approver still),
+// and says how many it needs (clearing_approvals_needed): the database's
+// own rules, asked once for all of cs.
+func countApprovals(ctx context.Context, q ledger.Querier, tenant string, cs []Correction) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	currencies, amounts, logins := make([]string, len(cs)), make([]int64, len(cs)), []string{}
+	for i, c := range cs {
+		currencies[i], amounts[i] = c.Currency, c.Amount
+		for _, a := range c.ApprovedBy {
+			logins = append(logins, a.Login)
+		}
+	}
+	rows, err := q.Query(ctx, `
+SELECT clearing_approvals_needed($1, x.currency, x.amount) FROM unnest($2::text[], $3::bigint[]) WITH ORDINALITY x(currency, amount, i)
+ ORDER BY x.i`, tenant, currencies, amounts)
+	if err != nil {
+		return err
+	}
+	needed, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return err
+	}
+	rows, err = q.Query(ctx, `SELECT l FROM unnest($1::text[]) l WHERE clearing_is_approver(l)`, logins)
+	if err != nil {
+		return err
+	}
+	approvers, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for i := range cs {
+		cs[i].Needed = int(needed[i])
+		kept := []Approver{}
+		for _, a := range cs[i].ApprovedBy {
+			if slices.Contains(approvers, a.Login) {
+				kept = append(kept, a)
+			}
+		}
+		cs[i].ApprovedBy, cs[i].Approvals = kept, len(kept)
+	}
+	return nil
 }
 
 // ApprovalState says in words how far the approval of c has come: who
@@ -145,13 +208,9 @@ func (c Correction) ApprovalState() string {
 // List returns corrections, newest first, optionally only those of one
 // status or proposed by one reconciliation run.
 func List(ctx context.Context, q ledger.Querier, tenant, status string, run int64) ([]Correction, error) {
-	rows, err := q.Query(ctx, selectCorrections+`
+	out, err := queryCorrections(ctx, q, tenant, `
  WHERE c.tenant_id = $1 AND ($2 = '' OR c.status = $2) AND ($3 = 0 OR c.proposed_by_run = $3)
- ORDER BY c.id DESC`, tenant, status, run)
-	if err != nil {
-		return nil, fmt.Errorf("corrections: list corrections: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, scanCorrection)
+ ORDER BY c.id DESC`, status, run)
 	if err != nil {
 		return nil, fmt.Errorf("corrections: list corrections: %w", err)
 	}
@@ -182,30 +241,22 @@ SELECT decision, operator, reason, db_role, coalesce(login, ''), decided_at FROM
 }
 
 func getCorrection(ctx context.Context, q ledger.Querier, tenant string, id int64) (Correction, error) {
-	rows, err := q.Query(ctx, selectCorrections+` WHERE c.tenant_id = $1 AND c.id = $2`, tenant, id)
+	cs, err := queryCorrections(ctx, q, tenant, ` WHERE c.tenant_id = $1 AND c.id = $2`, id)
 	if err != nil {
 		return Correction{}, fmt.Errorf("corrections: correction %d: %w", id, err)
 	}
-	c, err := pgx.CollectExactlyOneRow(rows, scanCorrection)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return c, fmt.Errorf("%w: %d", ErrCorrectionNotFound, id)
+	if len(cs) == 0 {
+		return Correction{}, fmt.Errorf("%w: %d", ErrCorrectionNotFound, id)
 	}
-	if err != nil {
-		return c, fmt.Errorf("corrections: correction %d: %w", id, err)
-	}
-	return c, nil
+	return cs[0], nil
 }
 
 // OfKey returns, oldest first, every correction whose key derives from key
 // (key followed by ':') or that posts under key, for `clearing lookup`.
 func OfKey(ctx context.Context, q ledger.Querier, tenant, key string) ([]Correction, error) {
-	rows, err := q.Query(ctx, selectCorrections+`
+	out, err := queryCorrections(ctx, q, tenant, `
  WHERE c.tenant_id = $1 AND (c.posting_key = $2 OR (c.correction_key > $2 || ':' AND c.correction_key < $2 || ';'))
- ORDER BY c.id`, tenant, key)
-	if err != nil {
-		return nil, fmt.Errorf("corrections: corrections of %q: %w", key, err)
-	}
-	out, err := pgx.CollectRows(rows, scanCorrection)
+ ORDER BY c.id`, key)
 	if err != nil {
 		return nil, fmt.Errorf("corrections: corrections of %q: %w", key, err)
 	}
@@ -241,76 +292,84 @@ func (a *Approval) from(c Correction) {
 // Approve records the approval of correction id by the connection's login,
 // with operator (the person's name) and reason, and when it is the last
 // approval needed posts the correction in the same transaction. The
-// database does both (clearing_approve and clearing_post_correction,
-// migration 00007): it records the login itself, refuses a second approval
-// by the same login or by the same person under another login, never counts
-// the owner of the schema, and reads the four-eyes threshold of the
-// correction's currency from config, so no flag can change any of it.
-// Approving a posted correction again posts nothing; approvals of one source
-// are serialised on its ledger lock, and the ledger's unique key would
-// refuse a second posting anyway.
+// database does both (clearing_approve_correction, migration 00023, and
+// clearing_post_correction): it takes the source's ledger lock, refuses a
+// correction whose break is gone (ErrStale), records the login itself,
+// refuses a second approval by the same login or by the same person under
+// another login, never counts the owner of the schema, and reads the
+// four-eyes threshold of the correction's currency from config, so no flag
+// can change any of it. Approving a posted correction again posts nothing;
+// approvals of one source are serialised on its ledger lock, and the
+// ledger's unique key would refuse a second posting anyway.
+//
+// Within the transaction the connection itself only reads, before the
+// first write: every write and every read after one is the owner's
+// routines', as a distributed schema requires. What the approval did is
+// read once the transaction has ended.
 func Approve(ctx context.Context, pool *pgxpool.Pool, tenant string, id int64, operator, reason string) (Approval, error) {
 	var a Approval
+	var postedNow bool
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		c, err := getCorrection(ctx, tx, tenant, id)
-		if err != nil {
-			return err
-		}
-		if awaitsDecision(c) {
-			// From here to commit no ingest of the source is between its
-			// check for settling corrections and its commit: the check below
-			// sees every original that arrived, and an ingest that starts
-			// now sees this correction posted. The correction is read again
-			// under the lock, as an approval that held it may have posted it.
-			if err := ledger.LockSource(ctx, tx, tenant, c.Source, true); err != nil {
-				return err
-			}
-			if c, err = getCorrection(ctx, tx, tenant, id); err != nil {
-				return err
-			}
-			if awaitsDecision(c) {
-				if err := checkStillNeeded(ctx, tx, tenant, c); err != nil {
-					return err
-				}
-			}
-		}
 		var status string
-		if err := tx.QueryRow(ctx, `SELECT status FROM clearing_approve($1, $2, $3, $4)`,
-			tenant, c.ID, operator, reason).Scan(&status); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT status, approvals, needed FROM clearing_approve_correction($1, $2, $3, $4)`,
+			tenant, id, operator, reason).Scan(&status, &a.Approvals, &a.Needed); err != nil {
 			return err
 		}
-		if c, err = getCorrection(ctx, tx, tenant, id); err != nil {
-			return err
-		}
-		a.from(c)
 		a.Status = status
-		switch {
-		case status == "posted":
-			a.PostingKey, a.Note = c.PostingKey, "already posted; nothing more to do"
-			return nil
-		case a.Approvals < a.Needed:
-			a.Note = fmt.Sprintf("%d more approval needed, by another person from another login, before it posts", a.Needed-a.Approvals)
+		if status == "posted" || a.Approvals < a.Needed {
 			return nil
 		}
 		if err := failpoint.Hit(failpoint.ApproveRecorded); err != nil {
 			return err
 		}
-		if _, err := ledger.PostCorrection(ctx, tx, tenant, c.ID); err != nil {
-			switch {
-			case errors.Is(err, ledger.ErrKeyTaken) && c.Class == ClassQuarantined:
-				return fmt.Errorf("%w: the held record %s was released or dismissed since correction %d was proposed", ErrStale, c.PostingKey, c.ID)
-			case errors.Is(err, ledger.ErrKeyTaken):
-				return fmt.Errorf("%w: the ledger already holds %s, so the money this correction would post has arrived", ErrStale, c.PostingKey)
+		if _, err := ledger.PostCorrection(ctx, tx, tenant, id); err != nil {
+			if errors.Is(err, ledger.ErrKeyTaken) {
+				return errKeyTaken
 			}
 			return err
 		}
-		a.Status, a.PostingKey, a.Note = "posted", c.PostingKey, "posted under "+c.PostingKey
+		postedNow = true
 		return nil
 	})
-	if err = decisionError(err); err != nil {
+	err = decisionError(err)
+	if errors.Is(err, errKeyTaken) {
+		err = stale(ctx, pool, tenant, id)
+	}
+	if err != nil {
 		return refused(ctx, pool, tenant, id, operator, err), err
 	}
+	status := a.Status
+	c, err := Get(ctx, pool, tenant, id)
+	if err != nil {
+		return a, err
+	}
+	a.from(c)
+	a.Status = status
+	switch {
+	case postedNow:
+		a.Status, a.PostingKey, a.Note = "posted", c.PostingKey, "posted under "+c.PostingKey
+	case status == "posted":
+		a.PostingKey, a.Note = c.PostingKey, "already posted; nothing more to do"
+	default:
+		a.Note = fmt.Sprintf("%d more approval needed, by another person from another login, before it posts", a.Needed-a.Approvals)
+	}
 	return a, nil
+}
+
+// errKeyTaken is the ledger's refusal to post under a key it holds.
+var errKeyTaken = errors.New("key taken")
+
+// stale says why a correction whose posting key the ledger holds can no
+// longer post.
+func stale(ctx context.Context, pool *pgxpool.Pool, tenant string, id int64) error {
+	c, err := getCorrection(ctx, pool, tenant, id)
+	if err != nil {
+		return err
+	}
+	if c.Class == ClassQuarantined {
+		return fmt.Errorf("%w: the held record %s was released or dismissed since correction %d was proposed", ErrStale, c.PostingKey, c.ID)
+	}
+	return fmt.Errorf("%w: the ledger already holds %s, so the money this correction would post has arrived", ErrStale, c.PostingKey)
 }
 
 // refused is the Approval of a refused approval: the correction as it
@@ -339,9 +398,6 @@ func refused(ctx context.Context, pool *pgxpool.Pool, tenant string, id int64, o
 	}
 	return a
 }
-
-// awaitsDecision reports whether a correction still waits for decisions.
-func awaitsDecision(c Correction) bool { return c.Status != "posted" && c.Status != "rejected" }
 
 // Reject records the rejection of correction id by the connection's login
 // (clearing_reject, migration 00007). Rejection is final; a posted
@@ -378,73 +434,10 @@ func decisionError(err error) error {
 		sentinel = ErrNotApproved
 	case sqlstatePosted:
 		sentinel = ErrAlreadyPosted
+	case sqlstateStale:
+		sentinel = ErrStale
 	default:
 		return err
 	}
 	return fmt.Errorf("%w: %s", sentinel, strings.TrimPrefix(pgErr.Message, "clearing: "))
-}
-
-// checkStillNeeded refuses a correction whose discrepancy is gone: a later
-// reconciliation of its period no longer lists it, or the ledger now holds
-// what it would post.
-func checkStillNeeded(ctx context.Context, tx pgx.Tx, tenant string, c Correction) error {
-	if c.Class == ClassQuarantined {
-		// No reconciliation proposed it: the database refuses to post a held
-		// record that was resolved meanwhile (clearing_post_correction).
-		return nil
-	}
-	var newer int64
-	var listed bool
-	err := tx.QueryRow(ctx, `
-SELECT r.id, EXISTS (SELECT 1 FROM discrepancies d
-                      WHERE d.tenant_id = r.tenant_id AND d.run_id = r.id AND d.correction_key = $4)
-  FROM reconciliations r
- WHERE r.tenant_id = $1 AND r.source = $2 AND $3 BETWEEN r.period_from AND r.period_to
- ORDER BY r.id DESC LIMIT 1`, tenant, c.Source, c.ValueDate, c.Key).Scan(&newer, &listed)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("corrections: check correction %d: %w", c.ID, err)
-	}
-	if err == nil && newer != c.ProposedByRun && !listed {
-		return fmt.Errorf("%w: reconciliation run %d, newer than run %d that proposed correction %d, no longer shows %s for reference %s",
-			ErrStale, newer, c.ProposedByRun, c.ID, c.Class, c.Reference)
-	}
-	var holder string
-	switch c.Class {
-	case "amount_mismatch":
-		err = tx.QueryRow(ctx, `
-SELECT p.posting_key
-  FROM postings p JOIN statement_lines l ON l.tenant_id = p.tenant_id AND l.id = $3
- WHERE p.tenant_id = $1 AND p.id = $2
-   AND (CASE p.direction WHEN 'C' THEN p.amount_minor ELSE -p.amount_minor END)
-       + coalesce((SELECT sum(CASE a.direction WHEN 'C' THEN a.amount_minor ELSE -a.amount_minor END)
-                     FROM postings a WHERE a.tenant_id = p.tenant_id AND a.refers_to = p.id AND a.kind = 'correction'), 0)
-       = (CASE l.direction WHEN 'C' THEN l.amount_minor ELSE -l.amount_minor END)`,
-			tenant, c.refersTo, c.lineID).Scan(&holder)
-	default:
-		// missing_in_ledger, unbooked_fee: has the money arrived since? By
-		// its key, or, for a correction keyed otherwise than the ledger's
-		// records (a bank's statement), by reference, amount and direction
-		// within the window in which ingest would take a record for it
-		// (internal/ledger's settleWindowDays). A posting of the same kind
-		// of key under another key is another payment, however alike:
-		// trace numbers are reused.
-		err = tx.QueryRow(ctx, `
-SELECT p.posting_key FROM postings p
- WHERE p.tenant_id = $1 AND p.posting_key = $2
-UNION ALL
-SELECT p.posting_key FROM postings p
- WHERE p.tenant_id = $1 AND p.source = $3 AND p.reference = $4 AND p.currency = $5 AND p.kind IN ('clearing', 'correction')
-   AND p.amount_minor = $6 AND p.direction = $7 AND abs(p.value_date - $8::date) <= 3
-   AND split_part(p.posting_key, ':', 1) <> split_part($2, ':', 1)
- LIMIT 1`, tenant, c.PostingKey, c.Source, c.Reference, c.Currency, c.Amount, c.Direction, c.ValueDate).Scan(&holder)
-	}
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return nil
-	case err != nil:
-		return fmt.Errorf("corrections: check correction %d: %w", c.ID, err)
-	case c.Class == "amount_mismatch":
-		return fmt.Errorf("%w: %s and the statement now agree", ErrStale, holder)
-	}
-	return fmt.Errorf("%w: the ledger now holds %s for reference %s", ErrStale, holder, c.Reference)
 }

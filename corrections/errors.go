@@ -44,4 +44,5 @@ const (
 	sqlstateSamePerson  = "CA004"
 	sqlstateNotApproved = "CA005"
 	sqlstatePosted      = "CA007"
+	sqlstateStale       = "CA008"
 )

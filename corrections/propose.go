@@ -29,18 +29,21 @@ type Proposal struct {
 // discrepancies and its proposals commit together or not at all, and the
 // proposals are read from the discrepancies by one set-based statement.
 func Propose(ctx context.Context, tx pgx.Tx, p Proposal) (int64, error) {
-	tag, err := tx.Exec(ctx, proposeCorrections, p.Tenant, p.Run, p.Source, p.AdjustmentsAccount, p.SuspenseAccount)
-	if err != nil {
+	var n int64
+	if err := tx.QueryRow(ctx, proposeCorrections, p.Tenant, p.Run, p.Source, p.AdjustmentsAccount, p.SuspenseAccount).Scan(&n); err != nil {
 		return 0, fmt.Errorf("corrections: propose corrections: %w", err)
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }
 
 // proposeCorrections proposes, for each break that a posting can settle, a
 // correction under a key derived from what it corrects. Proposing the same
 // correction again (a re-run, a concurrent run) adds nothing, and a
-// rejected correction is not proposed again.
+// rejected correction is not proposed again. The proposals are counted
+// from what the insert returns: on a distributed schema the command tag of
+// an INSERT ... SELECT counts the rows selected, not those inserted.
 const proposeCorrections = `
+WITH ins AS (
 INSERT INTO corrections (tenant_id, correction_key, posting_key, class, source, reference, refers_to, line_id,
                          amount_minor, currency, direction, counter_account, settlement_account, value_date,
                          explanation, proposed_by_run)
@@ -56,4 +59,7 @@ SELECT $1, d.correction_key, CASE d.class WHEN 'missing_in_ledger' THEN d.line_k
          WHERE tenant_id = $1 AND run_id = $2 AND correction_key IS NOT NULL) d
  WHERE d.delta <> 0
  ORDER BY d.correction_key
-ON CONFLICT (tenant_id, correction_key) DO NOTHING`
+ON CONFLICT (tenant_id, correction_key) DO NOTHING
+RETURNING 1
+)
+SELECT count(*) FROM ins`
