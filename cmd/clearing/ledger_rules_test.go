@@ -13,6 +13,7 @@ import (
 
 	"github.com/clearing-dev/clearing/formats/ach"
 	"github.com/clearing-dev/clearing/internal/corpus"
+	"github.com/clearing-dev/clearing/internal/pgtest"
 )
 
 func TestLedgerRejectsUpdateDeleteTruncateAndUnbalancedLegs(t *testing.T) {
@@ -73,9 +74,7 @@ func TestLedgerVerifyFindsADisabledTrigger(t *testing.T) {
 	t.Parallel()
 	c := newCLI(t)
 	c.ingest(0, c.achFile("day1.ach", ach.DefaultHeader(created), liveOnly(entries(11, 3))))
-	if _, err := c.pool.Exec(context.Background(), `ALTER TABLE postings DISABLE TRIGGER postings_append_only`); err != nil {
-		t.Fatal(err)
-	}
+	pgtest.AlterTrigger(t, c.pool, "postings", "DISABLE", "postings_append_only")
 	r := c.must(3, "ledger", "verify")
 	if !strings.Contains(r.stdout, "postings_append_only") {
 		t.Fatalf("verify does not name the disabled trigger:\n%v", r)

@@ -70,6 +70,45 @@ func (c *cli) asOwner(stmts ...string) {
 	}
 }
 
+// trigger names one of a table's triggers, or ALL of them.
+type trigger struct{ table, name string }
+
+// asOwnerWithout runs stmts as the schema owner in one transaction with
+// the triggers disabled, and enables them again. On one PostgreSQL that is
+// one transaction, ALTER TABLE ... DISABLE TRIGGER first and ENABLE last;
+// on Citus the triggers are disabled on the coordinator and on every shard
+// before the transaction and enabled after it (pgtest.AlterTrigger).
+func (c *cli) asOwnerWithout(triggers []trigger, stmts ...string) {
+	c.t.Helper()
+	if !pgtest.Citus(c.t) {
+		var all []string
+		for _, tr := range triggers {
+			all = append(all, fmt.Sprintf("ALTER TABLE %s DISABLE TRIGGER %s", tr.table, tr.name))
+		}
+		all = append(all, stmts...)
+		for _, tr := range triggers {
+			all = append(all, fmt.Sprintf("ALTER TABLE %s ENABLE TRIGGER %s", tr.table, tr.name))
+		}
+		c.asOwner(all...)
+		return
+	}
+	for _, tr := range triggers {
+		pgtest.AlterTrigger(c.t, c.pool, tr.table, "DISABLE", tr.name)
+	}
+	c.asOwner(stmts...)
+	for _, tr := range triggers {
+		pgtest.AlterTrigger(c.t, c.pool, tr.table, "ENABLE", tr.name)
+	}
+}
+
+// asReplica runs stmts as the schema owner in one transaction in the
+// replication role, where no ordinary trigger fires (on Citus, on the
+// shards too: pgtest.ReplicationRole).
+func (c *cli) asReplica(stmts ...string) {
+	c.t.Helper()
+	c.asOwner(append(pgtest.ReplicationRole(c.t), stmts...)...)
+}
+
 // tamperBase is a small ledger to tamper with: clearing postings, a return,
 // duplicates in the audit trail. It verifies clean before anything is done
 // to it.
@@ -97,11 +136,10 @@ func TestLedgerVerifyNamesEachTampering(t *testing.T) {
 	}{
 		{"disable a trigger, change legs, enable it again",
 			func(t *testing.T, c *cli, es []ach.Entry) {
-				c.asOwner(`ALTER TABLE legs DISABLE TRIGGER legs_append_only`,
+				c.asOwnerWithout([]trigger{{"legs", "legs_append_only"}},
 					fmt.Sprintf(`UPDATE legs SET amount_minor = amount_minor + 100
-					              WHERE tenant_id = 'default' AND posting_id = (SELECT id FROM postings WHERE posting_key = '%s')`, es[5].Key()),
-					`ALTER TABLE legs ENABLE TRIGGER legs_append_only`)
-				if n := c.count(`SELECT count(*) FROM legs l JOIN postings p ON p.id = l.posting_id
+					              WHERE tenant_id = 'default' AND posting_id = (SELECT id FROM postings WHERE posting_key = '%s')`, es[5].Key()))
+				if n := c.count(`SELECT count(*) FROM legs l JOIN postings p ON p.tenant_id = l.tenant_id AND p.id = l.posting_id
 				                  WHERE p.posting_key = $1 AND l.amount_minor = p.amount_minor + 100`, es[5].Key()); n != 2 {
 					t.Fatalf("%d legs changed, want 2", n)
 				}
@@ -134,7 +172,7 @@ $$`, fmt.Sprintf(`UPDATE postings SET detail = 'edited' WHERE tenant_id = 'defau
 			}},
 		{"make a trigger fire for replication only",
 			func(t *testing.T, c *cli, es []ach.Entry) {
-				c.asOwner(`ALTER TABLE postings ENABLE REPLICA TRIGGER postings_append_only`)
+				pgtest.AlterTrigger(t, c.pool, "postings", "ENABLE REPLICA", "postings_append_only")
 			},
 			func(t *testing.T, c *cli, es []ach.Entry, v ledger.Verification) {
 				wantFinding(t, v, "append-only triggers are installed and enabled", "postings", "postings_append_only",
@@ -152,8 +190,7 @@ $$`, fmt.Sprintf(`UPDATE postings SET detail = 'edited' WHERE tenant_id = 'defau
 			}},
 		{"disable the triggers and truncate the audit trail",
 			func(t *testing.T, c *cli, es []ach.Entry) {
-				c.asOwner(`ALTER TABLE audit_events DISABLE TRIGGER ALL`, `TRUNCATE audit_events`,
-					`ALTER TABLE audit_events ENABLE TRIGGER ALL`)
+				c.asOwnerWithout([]trigger{{"audit_events", "ALL"}}, `TRUNCATE audit_events`)
 				if n := c.count(`SELECT count(*) FROM audit_events`); n != 0 {
 					t.Fatalf("%d audit events left", n)
 				}
@@ -163,16 +200,15 @@ $$`, fmt.Sprintf(`UPDATE postings SET detail = 'edited' WHERE tenant_id = 'defau
 			}},
 		{"disable the triggers and delete one audit event",
 			func(t *testing.T, c *cli, es []ach.Entry) {
-				c.asOwner(`ALTER TABLE audit_events DISABLE TRIGGER audit_events_append_only`,
-					`DELETE FROM audit_events WHERE id = (SELECT max(id) FROM audit_events)`,
-					`ALTER TABLE audit_events ENABLE TRIGGER audit_events_append_only`)
+				c.asOwnerWithout([]trigger{{"audit_events", "audit_events_append_only"}},
+					`DELETE FROM audit_events WHERE id = (SELECT max(id) FROM audit_events)`)
 			},
 			func(t *testing.T, c *cli, es []ach.Entry, v ledger.Verification) {
 				wantFinding(t, v, "every row is sealed and unchanged since", "audit_events", "run ", "rows were deleted")
 			}},
 		{"delete a posting and its legs with the triggers off",
 			func(t *testing.T, c *cli, es []ach.Entry) {
-				c.asOwner(`SET LOCAL session_replication_role = replica`,
+				c.asReplica(
 					fmt.Sprintf(`DELETE FROM legs WHERE posting_id = (SELECT id FROM postings WHERE posting_key = '%s')`, es[7].Key()),
 					fmt.Sprintf(`DELETE FROM postings WHERE posting_key = '%s'`, es[7].Key()))
 				if n := c.count(`SELECT count(*) FROM postings WHERE posting_key = $1`, es[7].Key()); n != 0 {
@@ -185,11 +221,11 @@ $$`, fmt.Sprintf(`UPDATE postings SET detail = 'edited' WHERE tenant_id = 'defau
 			}},
 		{"change a posting's amount and its legs consistently with the triggers off",
 			func(t *testing.T, c *cli, es []ach.Entry) {
-				c.asOwner(`SET LOCAL session_replication_role = replica`,
+				c.asReplica(
 					fmt.Sprintf(`UPDATE postings SET amount_minor = amount_minor + 500 WHERE posting_key = '%s'`, es[8].Key()),
 					fmt.Sprintf(`UPDATE legs SET amount_minor = amount_minor + 500
 					              WHERE posting_id = (SELECT id FROM postings WHERE posting_key = '%s')`, es[8].Key()))
-				if n := c.count(`SELECT count(*) FROM legs l JOIN postings p ON p.id = l.posting_id
+				if n := c.count(`SELECT count(*) FROM legs l JOIN postings p ON p.tenant_id = l.tenant_id AND p.id = l.posting_id
 				                  WHERE p.posting_key = $1 AND l.amount_minor = $2`, es[8].Key(), es[8].Amount+500); n != 2 {
 					t.Fatalf("%d legs changed, want 2", n)
 				}
@@ -228,7 +264,7 @@ SELECT 'default', id, l.leg_no, l.account, l.direction, 500000000, 'USD', '2026-
 				})
 				if err != nil {
 					t.Logf("the database refused the owner's forged correction (%v); forging it with the triggers off", err)
-					c.asOwner(append([]string{`SET LOCAL session_replication_role = replica`}, forge...)...)
+					c.asReplica(forge...)
 				}
 			},
 			func(t *testing.T, c *cli, es []ach.Entry, v ledger.Verification) {
@@ -237,14 +273,13 @@ SELECT 'default', id, l.leg_no, l.account, l.direction, 500000000, 'USD', '2026-
 			}},
 		{"insert a posting and its legs with the seal triggers off",
 			func(t *testing.T, c *cli, es []ach.Entry) {
-				c.asOwner(`ALTER TABLE postings DISABLE TRIGGER postings_seal`, `ALTER TABLE legs DISABLE TRIGGER legs_seal`, `
+				c.asOwnerWithout([]trigger{{"postings", "postings_seal"}, {"legs", "legs_seal"}}, `
 INSERT INTO postings (tenant_id, posting_key, kind, source, reference, value_date, amount_minor, currency, direction, account, digest, run_id)
 VALUES ('default', 'ach:unsealed', 'clearing', 'ach', 'x', '2026-03-02', 100, 'USD', 'C', 'cust:x', '\x00', 1)`, `
 INSERT INTO legs (tenant_id, posting_id, leg_no, account, direction, amount_minor, currency, value_date)
 SELECT 'default', id, l.leg_no, l.account, l.direction, 100, 'USD', '2026-03-02'
   FROM postings, (VALUES (1::smallint, 'cust:x', 'C'), (2::smallint, 'settlement:ach', 'D')) AS l(leg_no, account, direction)
- WHERE posting_key = 'ach:unsealed'`,
-					`ALTER TABLE postings ENABLE TRIGGER postings_seal`, `ALTER TABLE legs ENABLE TRIGGER legs_seal`)
+ WHERE posting_key = 'ach:unsealed'`)
 			},
 			func(t *testing.T, c *cli, es []ach.Entry, v ledger.Verification) {
 				wantFinding(t, v, "every row is sealed and unchanged since", "postings", "run 1", "1 rows are not sealed")
@@ -252,9 +287,8 @@ SELECT 'default', id, l.leg_no, l.account, l.direction, 100, 'USD', '2026-03-02'
 			}},
 		{"delete a seal with its triggers off",
 			func(t *testing.T, c *cli, es []ach.Entry) {
-				c.asOwner(`ALTER TABLE seals DISABLE TRIGGER seals_append_only`,
-					`DELETE FROM seals WHERE id = (SELECT min(id) FROM seals WHERE tenant_id = 'default')`,
-					`ALTER TABLE seals ENABLE TRIGGER seals_append_only`)
+				c.asOwnerWithout([]trigger{{"seals", "seals_append_only"}},
+					`DELETE FROM seals WHERE id = (SELECT min(id) FROM seals WHERE tenant_id = 'default')`)
 			},
 			func(t *testing.T, c *cli, es []ach.Entry, v ledger.Verification) {
 				wantFinding(t, v, "the seal chain is intact", "seals", "seal ", "the seal it follows is gone")
@@ -262,9 +296,8 @@ SELECT 'default', id, l.leg_no, l.account, l.direction, 100, 'USD', '2026-03-02'
 			}},
 		{"change a seal with its triggers off",
 			func(t *testing.T, c *cli, es []ach.Entry) {
-				c.asOwner(`ALTER TABLE seals DISABLE TRIGGER seals_append_only`,
-					`UPDATE seals SET amount_minor = amount_minor + 1 WHERE id = (SELECT max(id) FROM seals WHERE tenant_id = 'default')`,
-					`ALTER TABLE seals ENABLE TRIGGER seals_append_only`)
+				c.asOwnerWithout([]trigger{{"seals", "seals_append_only"}},
+					`UPDATE seals SET amount_minor = amount_minor + 1 WHERE id = (SELECT max(id) FROM seals WHERE tenant_id = 'default')`)
 			},
 			func(t *testing.T, c *cli, es []ach.Entry, v ledger.Verification) {
 				wantFinding(t, v, "the seal chain is intact", "seals", "seal ", "does not match its content")
@@ -402,8 +435,7 @@ func TestSealMigrationBackfillsExistingRows(t *testing.T) {
 		t.Fatal("the migration has no backfill where this test looks for it")
 	}
 	backfill := strings.NewReplacer("-- +goose StatementBegin", "", "-- +goose StatementEnd", "").Replace(text[from:to])
-	c.asOwner(`ALTER TABLE seals DISABLE TRIGGER seals_no_truncate`, `TRUNCATE seals`,
-		`ALTER TABLE seals ENABLE TRIGGER seals_no_truncate`)
+	c.asOwnerWithout([]trigger{{"seals", "seals_no_truncate"}}, `TRUNCATE seals`)
 	c.verifyJSON(3)
 	c.asOwner(backfill)
 	for _, table := range []string{"postings", "legs", "notices", "audit_events"} {
@@ -430,7 +462,7 @@ func TestLedgerVerifyFindsARemovedTailThroughARecordedHead(t *testing.T) {
 	// double-apply mode, a re-ingest with only audit events).
 	last := c.count(`SELECT max(run_id) FROM postings WHERE tenant_id = $1`, c.tenant)
 	before := c.count(`SELECT max(id) FROM seals WHERE tenant_id = $1 AND run_id < $2`, c.tenant, last)
-	c.asOwner(`SET LOCAL session_replication_role = replica`,
+	c.asReplica(
 		fmt.Sprintf(`DELETE FROM legs WHERE posting_id IN (SELECT id FROM postings WHERE run_id >= %d)`, last),
 		fmt.Sprintf(`DELETE FROM postings WHERE run_id >= %d`, last),
 		fmt.Sprintf(`DELETE FROM audit_events WHERE run_id >= %d`, last),

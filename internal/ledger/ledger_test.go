@@ -161,14 +161,20 @@ func TestVerifyFindsATamperedLeg(t *testing.T) {
 	}
 
 	key := es[4].Key()
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		for _, sql := range []string{
-			`ALTER TABLE legs DISABLE TRIGGER ALL`,
-			`UPDATE legs SET amount_minor = amount_minor + 100
+	// On one PostgreSQL the triggers are disabled in the transaction that
+	// changes the leg; on Citus on the coordinator and every shard, before
+	// it and after it (pgtest.AlterTrigger).
+	tamper := []string{`UPDATE legs SET amount_minor = amount_minor + 100
 			  WHERE tenant_id = 'default' AND leg_no = 1
-			    AND posting_id = (SELECT id FROM postings WHERE tenant_id = 'default' AND posting_key = '` + key + `')`,
-			`ALTER TABLE legs ENABLE TRIGGER ALL`,
-		} {
+			    AND posting_id = (SELECT id FROM postings WHERE tenant_id = 'default' AND posting_key = '` + key + `')`}
+	citus := pgtest.Citus(t)
+	if citus {
+		pgtest.AlterTrigger(t, pool, "legs", "DISABLE", "ALL")
+	} else {
+		tamper = append(append([]string{`ALTER TABLE legs DISABLE TRIGGER ALL`}, tamper...), `ALTER TABLE legs ENABLE TRIGGER ALL`)
+	}
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		for _, sql := range tamper {
 			if _, err := tx.Exec(ctx, sql); err != nil {
 				return fmt.Errorf("%s: %w", sql, err)
 			}
@@ -177,6 +183,9 @@ func TestVerifyFindsATamperedLeg(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if citus {
+		pgtest.AlterTrigger(t, pool, "legs", "ENABLE", "ALL")
 	}
 	if n := count(t, pool, `SELECT abs(sum(CASE l.direction WHEN 'C' THEN l.amount_minor ELSE -l.amount_minor END))
 	                          FROM legs l JOIN postings p ON p.tenant_id = l.tenant_id AND p.id = l.posting_id

@@ -165,11 +165,41 @@ func ConnString(t testing.TB) string {
 			}
 		}
 	})
+	// CREATE DATABASE ... TEMPLATE copies no ALTER DATABASE ... SET; the
+	// copy gets its template's, as the database the migrations left (on
+	// Citus, citus.enable_unsafe_triggers, which migrate --distribute sets).
+	for _, p := range append([]*pgxpool.Pool{admin}, workers...) {
+		if err := copySettings(ctx, p, tmpl, name); err != nil {
+			t.Fatal(err)
+		}
+	}
 	conn, err := withDatabase(server, name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return conn
+}
+
+// copySettings gives database the settings that ALTER DATABASE ... SET
+// made for template (for every role), on the server of pool.
+func copySettings(ctx context.Context, pool *pgxpool.Pool, template, database string) error {
+	rows, err := pool.Query(ctx, `
+SELECT format('ALTER DATABASE %I SET %I = %L', $2::text, split_part(c, '=', 1), substr(c, strpos(c, '=') + 1))
+  FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase, unnest(s.setconfig) c
+ WHERE d.datname = $1 AND s.setrole = 0`, template, database)
+	if err != nil {
+		return fmt.Errorf("pgtest: the template's settings: %w", err)
+	}
+	stmts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("pgtest: the template's settings: %w", err)
+	}
+	for _, sql := range stmts {
+		if _, err := pool.Exec(ctx, sql); err != nil {
+			return fmt.Errorf("pgtest: %s: %w", sql, err)
+		}
+	}
+	return nil
 }
 
 // Pool returns a pool on a fresh database for this test (see ConnString).
