@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/clearing-dev/clearing/internal/pgtest"
 )
 
 // The helpers in this file serve the tests that prove a record posts once
@@ -194,11 +196,34 @@ const waitingQuery = `
 SELECT count(DISTINCT l.pid) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
  WHERE NOT l.granted AND a.application_name = 'clearing' AND a.datname = current_database()`
 
+// citusWaitingQuery is waitingQuery on a Citus coordinator. A statement
+// that waits for a lock on a shard waits on its worker, where pg_locks
+// shows Citus's own backend, not the clearing process's; citus_lock_waits
+// names the waiting process by its global pid, which citus_stat_activity
+// gives with the process's pid and application.
+const citusWaitingQuery = `
+SELECT count(DISTINCT pid) FROM (
+    SELECT l.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+     WHERE NOT l.granted AND a.application_name = 'clearing' AND a.datname = current_database()
+    UNION
+    SELECT a.pid FROM citus_lock_waits w JOIN citus_stat_activity a ON a.global_pid = w.waiting_gpid
+     WHERE a.application_name = 'clearing' AND a.datname = current_database()) waiting`
+
+// waiting counts the clearing processes that wait for a lock in the test's
+// database, on one PostgreSQL or on a Citus cluster.
+func (c *cli) waiting() int64 {
+	c.t.Helper()
+	if pgtest.Citus(c.t) {
+		return c.count(citusWaitingQuery)
+	}
+	return c.count(waitingQuery)
+}
+
 // waitForWaiting waits until n clearing processes wait for a lock.
 func (c *cli) waitForWaiting(n int) {
 	c.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for c.count(waitingQuery) < int64(n) {
+	for c.waiting() < int64(n) {
 		if time.Now().After(deadline) {
 			c.t.Fatalf("fewer than %d clearing processes wait for a lock after 30s", n)
 		}
@@ -211,7 +236,7 @@ func (c *cli) waitForWaiting(n int) {
 func (c *cli) waitUntilEndedOrWaiting(p *proc, n int) {
 	c.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for !p.exited() && c.count(waitingQuery) < int64(n) {
+	for !p.exited() && c.waiting() < int64(n) {
 		if time.Now().After(deadline) {
 			c.t.Fatal("a clearing process neither ended nor waited for a lock within 30s")
 		}
