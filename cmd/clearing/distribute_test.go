@@ -111,6 +111,27 @@ SELECT count(*) FROM pg_class c
 	if !found {
 		t.Fatalf("verify has no distribution check: %+v", v.Checks)
 	}
+	// The shards of legs keep their balance trigger, disabled: the
+	// coordinator's table still shows it enabled.
+	if _, err := pool.Exec(ctx, `
+SELECT run_command_on_placements('legs', $cmd$
+DO $do$ DECLARE t text; BEGIN
+    SELECT tgname INTO t FROM pg_trigger WHERE tgrelid = '%1$s'::regclass AND tgname LIKE 'legs_append_only%%';
+    EXECUTE format('ALTER TABLE %1$s DISABLE TRIGGER %%I', t);
+END $do$ $cmd$)`); err != nil {
+		t.Fatal(err)
+	}
+	wantFinding(t, c.verifyJSON(3), "every tenant table is distributed by tenant_id, co-located, with its triggers on every shard",
+		"legs", "shard", "enabled")
+	if _, err := pool.Exec(ctx, `
+SELECT run_command_on_placements('legs', $cmd$
+DO $do$ DECLARE t text; BEGIN
+    SELECT tgname INTO t FROM pg_trigger WHERE tgrelid = '%1$s'::regclass AND tgname LIKE 'legs_append_only%%';
+    EXECUTE format('ALTER TABLE %1$s ENABLE TRIGGER %%I', t);
+END $do$ $cmd$)`); err != nil {
+		t.Fatal(err)
+	}
+	c.verifyJSON(0)
 	// The shards of notices lose their append-only trigger.
 	if _, err := pool.Exec(ctx, `
 SELECT run_command_on_placements('notices', $cmd$

@@ -35,8 +35,9 @@ SELECT c.relname::text, c.relname::text,
  ORDER BY 1`
 
 // shardTriggersQuery finds the shards of the distributed tables that lack
-// a trigger of their table: on Citus the triggers fire on the shards, so a
-// shard without them is a table without its guards.
+// a trigger of their table, or have one that does not fire (disabled, or
+// firing for replication only): on Citus the triggers fire on the shards,
+// so a shard without them is a table without its guards.
 const shardTriggersQuery = `
 WITH tables AS (
     SELECT d.logicalrelid AS rel, (SELECT count(*) FROM pg_trigger g WHERE g.tgrelid = d.logicalrelid AND NOT g.tgisinternal) AS want
@@ -46,10 +47,10 @@ WITH tables AS (
 )
 SELECT t.rel::regclass::text, format('shard %s on %s:%s', r.shardid, r.nodename, r.nodeport),
        CASE WHEN NOT r.success THEN 'its triggers cannot be read: ' || r.result
-            ELSE format('has %s of its table''s %s triggers', r.result, t.want) END
+            ELSE format('has %s of its table''s %s triggers enabled', r.result, t.want) END
   FROM tables t
  CROSS JOIN LATERAL run_command_on_placements(t.rel,
-       $$SELECT count(*) FROM pg_trigger WHERE tgrelid = '%s'::regclass AND NOT tgisinternal$$) r
+       $$SELECT count(*) FROM pg_trigger WHERE tgrelid = '%s'::regclass AND NOT tgisinternal AND tgenabled IN ('O', 'A')$$) r
  WHERE t.want > 0 AND (NOT r.success OR r.result <> t.want::text)
  ORDER BY 1, 2`
 
