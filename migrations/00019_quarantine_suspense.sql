@@ -208,7 +208,7 @@ BEGIN
      WHERE q.tenant_id = tenant AND (q.record_key = key OR q.own_key = key)
        AND q.kind IN ('return', 'reversal') AND q.verdict IN ('orphan_return', 'ambiguous_original')
        AND NOT EXISTS (SELECT 1 FROM quarantine_decisions d
-                        WHERE d.tenant_id = q.tenant_id AND d.record_key = q.record_key AND d.digest = q.digest)
+                        WHERE d.tenant_id = tenant AND d.record_key = q.record_key AND d.digest = q.digest)
      ORDER BY q.record_key, q.digest
     ON CONFLICT (tenant_id, correction_key) DO NOTHING;
     UPDATE runs r SET status = 'done', finished_at = now() WHERE r.tenant_id = tenant AND r.id = v_run;
@@ -219,9 +219,9 @@ BEGIN
                 WHEN d.decision IS NOT NULL THEN 'already_' || d.decision
                 ELSE 'not_a_return' END
       FROM quarantine q
-      LEFT JOIN corrections c ON c.tenant_id = q.tenant_id AND c.correction_key = q.record_key || ':correction:quarantined'
+      LEFT JOIN corrections c ON c.tenant_id = tenant AND c.correction_key = q.record_key || ':correction:quarantined'
                              AND c.quarantine_digest = q.digest
-      LEFT JOIN quarantine_decisions d ON d.tenant_id = q.tenant_id AND d.record_key = q.record_key AND d.digest = q.digest
+      LEFT JOIN quarantine_decisions d ON d.tenant_id = tenant AND d.record_key = q.record_key AND d.digest = q.digest
      WHERE q.tenant_id = tenant AND (q.record_key = key OR q.own_key = key)
      ORDER BY q.record_key, q.digest;
 END;
