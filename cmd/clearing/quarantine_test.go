@@ -47,6 +47,12 @@ func TestQuarantinedOrphanReturnIsReleasedByItsOriginal(t *testing.T) {
 	if got := c.heldState(ret.Key()); got != "open" {
 		t.Fatalf("held state of %s = %q, want open", ret.Key(), got)
 	}
+	// Its audit event keeps what arrived, for lookup to show.
+	if n := c.count(`SELECT count(*) FROM audit_events WHERE tenant_id = $1 AND run_id = $2 AND verdict = 'orphan_return'
+	                  AND reference IS NOT NULL AND link_reference = $3 AND amount_minor = $4`,
+		c.tenant, first.RunID, orig.Trace, orig.Amount); n != 1 {
+		t.Fatalf("%d orphan_return audit events with the return's reference, link and amount, want 1", n)
+	}
 	if n := c.count(`SELECT count(*) FROM quarantine WHERE tenant_id = $1 AND record_key = $2 AND first_run_id = $3 AND verdict = 'orphan_return'`,
 		c.tenant, ret.Key(), first.RunID); n != 1 {
 		t.Fatalf("%d quarantine rows held by run %d, want 1", n, first.RunID)

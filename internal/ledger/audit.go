@@ -1,5 +1,7 @@
 package ledger
 
+import "strings"
+
 // auditPostings writes an audit event for every staged posting record of
 // the chunk that this run did not post, and counts them by verdict. It runs
 // as its own statement so that its snapshot sees postings that concurrent
@@ -7,7 +9,7 @@ package ledger
 // are read first (src), and inserted from what was read: the stage is the
 // session's own table, which a distributed planner can join to the tenant's
 // shard in a query, not in an INSERT into a distributed table.
-const auditPostings = `
+var auditPostings = `
 WITH src AS MATERIALIZED (
     SELECT $1::text, coalesce(s.posting_key, s.own_key), s.own_key, v.verdict,
            v.verdict NOT IN ('duplicate', 'settled_by_correction', 'quarantine_dismissed'), $2::bigint, s.seq, s.line,
@@ -15,9 +17,7 @@ WITH src AS MATERIALIZED (
                       p.account, p.value_date, s.amount_minor, s.currency,
                       CASE WHEN s.kind = 'clearing' THEN s.direction ELSE p.direction END,
                       coalesce(nullif(s.account, ''), p.account), s.value_date) ELSE '{}' END,
-           s.kind, d.reference, d.amount_minor, d.currency, d.direction, coalesce(d.account, ''),
-           coalesce(d.account_last4, ''), d.value_date, d.digest, d.link_reference, d.link_prefix, d.link_suffix,
-           coalesce(d.detail, '')
+           s.kind, ` + auditContent + `
       FROM record_stage s
       -- LIMIT keeps each lateral an index probe per staged record; a plain
       -- join lets the planner hash every posting of the tenant, once per
@@ -37,8 +37,6 @@ WITH src AS MATERIALIZED (
            WHEN p.run_id = $2 AND NOT (s.is_repeat AND p.digest = s.digest) THEN 'in_file_duplicate'
            WHEN p.digest = s.digest THEN 'duplicate'
            ELSE 'conflict' END AS verdict) v
-      -- A duplicate's content is its posting's: keep only where it arrived.
-      LEFT JOIN LATERAL (SELECT ` + auditContent + `) d ON v.verdict <> 'duplicate'
      WHERE s.seq BETWEEN $3 AND $4 AND s.kind IN ('clearing', 'return', 'reversal')
        AND (s.outcome IS NOT NULL OR (p.run_id = $2 AND p.record_no = s.seq) IS NOT TRUE)
 ), ev AS (
@@ -52,22 +50,19 @@ WITH src AS MATERIALIZED (
 SELECT verdict, count(*) FROM ev GROUP BY verdict`
 
 // auditNotices is auditPostings for notices.
-const auditNotices = `
+var auditNotices = `
 WITH src AS MATERIALIZED (
     SELECT $1::text, s.own_key, s.own_key, v.verdict, v.verdict <> 'duplicate', $2::bigint, s.seq, s.line,
            n.id, CASE WHEN v.verdict = 'conflict' THEN clearing_differing_fields(n.amount_minor, n.currency, n.direction,
                       n.account, n.value_date, s.amount_minor, s.currency, s.direction, s.account, s.value_date)
                  ELSE '{}' END,
-           s.kind, d.reference, d.amount_minor, d.currency, d.direction, coalesce(d.account, ''),
-           coalesce(d.account_last4, ''), d.value_date, d.digest, d.link_reference, d.link_prefix, d.link_suffix,
-           coalesce(d.detail, '')
+           s.kind, ` + auditContent + `
       FROM record_stage s
       CROSS JOIN LATERAL (SELECT * FROM notices WHERE tenant_id = $1 AND notice_key = s.own_key LIMIT 1) n
       CROSS JOIN LATERAL (SELECT CASE
            WHEN n.run_id = $2 AND NOT (s.is_repeat AND n.digest = s.digest) THEN 'in_file_duplicate'
            WHEN n.digest = s.digest THEN 'duplicate'
            ELSE 'conflict' END AS verdict) v
-      LEFT JOIN LATERAL (SELECT ` + auditContent + `) d ON v.verdict <> 'duplicate'
      WHERE s.seq BETWEEN $3 AND $4 AND s.kind = 'notice'
        AND (n.run_id = $2 AND n.record_no = s.seq) IS NOT TRUE
 ), ev AS (
@@ -81,7 +76,14 @@ WITH src AS MATERIALIZED (
 SELECT verdict, count(*) FROM ev GROUP BY verdict`
 
 // auditContent is the part of a staged record that its audit event keeps
-// when it is not a plain duplicate; naming the columns spares building the
-// whole row for every record.
-const auditContent = `s.reference, s.amount_minor, s.currency, s.direction, s.account, s.account_last4,
-                             s.value_date, s.digest, s.link_reference, s.link_prefix, s.link_suffix, s.detail`
+// when it is not a plain duplicate (a duplicate's content is its
+// posting's: only where it arrived is kept). Each column is a CASE of its
+// own rather than a lateral subquery on the verdict, which a distributed
+// planner (Citus) answered with nulls.
+var auditContent = strings.Join([]string{kept("s.reference"), kept("s.amount_minor"), kept("s.currency"),
+	kept("s.direction"), "coalesce(" + kept("s.account") + ", '')", "coalesce(" + kept("s.account_last4") + ", '')",
+	kept("s.value_date"), kept("s.digest"), kept("s.link_reference"), kept("s.link_prefix"), kept("s.link_suffix"),
+	"coalesce(" + kept("s.detail") + ", '')"}, ",\n           ")
+
+// kept is column unless the record is a plain duplicate.
+func kept(column string) string { return "CASE WHEN v.verdict <> 'duplicate' THEN " + column + " END" }

@@ -54,7 +54,7 @@ const insertQuarantine = `
 WITH src AS MATERIALIZED (
     SELECT DISTINCT ON (e.record_key, e.digest) $1::text, e.record_key, e.digest, e.verdict, e.kind, r.source, e.own_key, $2::bigint, e.id,
            e.record_no, e.line, e.reference, s.alt_reference, e.amount_minor, e.currency, e.direction, e.account,
-           e.account_last4, e.value_date, e.detail, e.link_reference, s.link_by_alt, e.link_prefix, e.link_suffix,
+           e.account_last4, e.value_date, e.detail, s.link_reference, s.link_by_alt, s.link_prefix, s.link_suffix,
            s.link_parent_suffix, s.link_depth, s.link_fallback, s.link_fallback_prefix, s.settle_amount, s.settle_currency, s.settle_group
       FROM audit_events e
       JOIN record_stage s ON s.seq = e.record_no AND s.seq BETWEEN $3 AND $4
