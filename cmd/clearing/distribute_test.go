@@ -113,24 +113,21 @@ SELECT count(*) FROM pg_class c
 	}
 	// The shards of legs keep their balance trigger, disabled: the
 	// coordinator's table still shows it enabled.
-	if _, err := pool.Exec(ctx, `
+	onLegsShards := func(action string) {
+		t.Helper()
+		if _, err := pool.Exec(ctx, `
 SELECT run_command_on_placements('legs', $cmd$
 DO $do$ DECLARE t text; BEGIN
     SELECT tgname INTO t FROM pg_trigger WHERE tgrelid = '%1$s'::regclass AND tgname LIKE 'legs_append_only%%';
-    EXECUTE format('ALTER TABLE %1$s DISABLE TRIGGER %%I', t);
+    EXECUTE format('ALTER TABLE %1$s `+action+` TRIGGER %%I', t);
 END $do$ $cmd$)`); err != nil {
-		t.Fatal(err)
+			t.Fatal(err)
+		}
 	}
+	onLegsShards("DISABLE")
 	wantFinding(t, c.verifyJSON(3), "every tenant table is distributed by tenant_id, co-located, with its triggers on every shard",
 		"legs", "shard", "enabled")
-	if _, err := pool.Exec(ctx, `
-SELECT run_command_on_placements('legs', $cmd$
-DO $do$ DECLARE t text; BEGIN
-    SELECT tgname INTO t FROM pg_trigger WHERE tgrelid = '%1$s'::regclass AND tgname LIKE 'legs_append_only%%';
-    EXECUTE format('ALTER TABLE %1$s ENABLE TRIGGER %%I', t);
-END $do$ $cmd$)`); err != nil {
-		t.Fatal(err)
-	}
+	onLegsShards("ENABLE")
 	c.verifyJSON(0)
 	// The shards of notices lose their append-only trigger.
 	if _, err := pool.Exec(ctx, `
