@@ -302,10 +302,10 @@ func (a *Approval) from(c Correction) {
 // approvals of one source are serialised on its ledger lock, and the
 // ledger's unique key would refuse a second posting anyway.
 //
-// Within the transaction the connection itself only reads, before the
-// first write: every write and every read after one is the owner's
-// routines', as a distributed schema requires. What the approval did is
-// read once the transaction has ended.
+// Within the transaction the connection only calls the owner's routines,
+// which do every read and write, as a distributed schema requires (Citus
+// refuses a transaction that touches a tenant's shards as two users). What
+// the approval did is read once the transaction has ended.
 func Approve(ctx context.Context, pool *pgxpool.Pool, tenant string, id int64, operator, reason string) (Approval, error) {
 	var a Approval
 	var postedNow bool
