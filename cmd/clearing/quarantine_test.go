@@ -295,3 +295,34 @@ func TestHeldReturnIsPostedAgainstSuspenseWithFourEyes(t *testing.T) {
 	}
 	c.must(0, "ledger", "verify")
 }
+
+// A held record dismissed after its suspense correction was proposed is
+// resolved for good: approving the correction then posts nothing.
+func TestSuspenseCorrectionOfADismissedRecordPostsNothing(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	es := liveOnly(entries(79, 4))
+	for i := range es {
+		es[i].CompanyID = "7979797979"
+	}
+	ret := ach.ReturnOf(es[0], "R01", 1)
+	c.ingest(3, c.returnFile("orphan.ach", ret))
+	c.must(0, "config", "set", "corrections.four_eyes_above.USD", "1000000")
+	alice := approverCLI(c, "alice")
+	r := alice.must(0, "-o", "json", "quarantine", "suspense", ret.Key(), "--reason", "no original")
+	var ps []struct {
+		CorrectionID int64 `json:"correction_id"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &ps); err != nil || len(ps) != 1 || ps[0].CorrectionID == 0 {
+		t.Fatalf("propose: %v\n%v", err, r)
+	}
+	alice.must(0, "quarantine", "dismiss", ret.Key(), "--reason", "sent to us by mistake")
+	postings := c.postings()
+	if r := alice.must(1, "corrections", "approve", itoa(ps[0].CorrectionID), "--operator", "alice", "--reason", "no original"); !strings.Contains(r.stdout, "refused") ||
+		!strings.Contains(r.stderr, "released or dismissed") {
+		t.Fatalf("approving the correction of a dismissed record:\n%v", r)
+	}
+	if c.postings() != postings || c.heldState(ret.Key()) != "dismissed" {
+		t.Fatalf("the correction of a dismissed record posted: %d postings (was %d), held state %s", c.postings(), postings, c.heldState(ret.Key()))
+	}
+}
