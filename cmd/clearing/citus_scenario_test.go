@@ -58,6 +58,13 @@ func TestTheDistributedScenarioLeavesWhatOnePostgreSQLLeaves(t *testing.T) {
 		checkDistributedTables(t, c)
 	}
 
+	// Every command runs as the login a deployment gives it (README:
+	// Roles): files and statements as a clearing_ingest login, reconcile
+	// and approvals as clearing_approver logins. On Citus, a transaction
+	// that touched a shard as the login and then as the owner (in a
+	// routine) would be refused.
+	ing, rec := *c, approverCLI(c, "carol")
+	ing.url = loginURL(c, "ingest", "nightly")
 	es := liveOnly(entries(73, 100))
 	if len(es) < 71 {
 		t.Fatalf("%d live entries, want 71", len(es))
@@ -68,17 +75,17 @@ func TestTheDistributedScenarioLeavesWhatOnePostgreSQLLeaves(t *testing.T) {
 	}
 	// The first file, its corrected re-upload with three more entries, and
 	// the second day's file.
-	c.ingest(0, c.achFile("day1.ach", ach.DefaultHeader(created), day1[:21]))
+	ing.ingest(0, c.achFile("day1.ach", ach.DefaultHeader(created), day1[:21]))
 	h := ach.DefaultHeader(created.Add(4 * time.Hour))
 	h.IDModifier, h.FirstBatch, h.BatchSize = "B", 40, 7
-	if s := c.ingest(0, c.achFile("day1-corrected.ach", h, day1))[0]; s.Posted != 3 || s.Duplicates != 21 {
+	if s := ing.ingest(0, c.achFile("day1-corrected.ach", h, day1))[0]; s.Posted != 3 || s.Duplicates != 21 {
 		t.Fatalf("corrected re-upload: %+v, want 3 posted and 21 duplicates", s)
 	}
 	h2 := ach.DefaultHeader(created.Add(24 * time.Hour))
 	h2.IDModifier = "C"
-	c.ingest(0, c.achFile("day2.ach", h2, day2))
+	ing.ingest(0, c.achFile("day2.ach", h2, day2))
 	// Two returns, one of them of an entry of the corrected re-upload.
-	c.ingest(0, c.returnFile("returns.ach", ach.ReturnOf(day1[2], "R01", 1), ach.ReturnOf(day1[22], "R03", 2)))
+	ing.ingest(0, c.returnFile("returns.ach", ach.ReturnOf(day1[2], "R01", 1), ach.ReturnOf(day1[22], "R03", 2)))
 
 	// The scheme's copy of both days, with breaks planted: an entry the
 	// ledger lacks, one amount differs, one entry is missing, and the
@@ -90,11 +97,11 @@ func TestTheDistributedScenarioLeavesWhatOnePostgreSQLLeaves(t *testing.T) {
 	copyOf = append(copyOf, es[70])
 	hc := ach.DefaultHeader(created.Add(30 * time.Hour))
 	hc.IDModifier = "S"
-	c.must(0, "statement", "import", "--source", "ach", "--format", "ach", c.achFile("scheme-copy.ach", hc, copyOf))
+	ing.must(0, "statement", "import", "--source", "ach", "--format", "ach", c.achFile("scheme-copy.ach", hc, copyOf))
 
 	from := day1[0].EffectiveDate.AddDate(0, 0, -3).Format("2006-01-02")
 	to := day2[0].EffectiveDate.AddDate(0, 0, 1).Format("2006-01-02")
-	rep := c.reconcile(3, from, to)
+	rep := rec.reconcile(3, from, to)
 	if rep.MatchedLedger == 0 {
 		t.Fatalf("reconcile matched nothing: %+v", rep)
 	}
@@ -121,7 +128,7 @@ func TestTheDistributedScenarioLeavesWhatOnePostgreSQLLeaves(t *testing.T) {
 	// Four processes ingest the third day's file at once, then it is
 	// ingested again.
 	f3 := c.achFile("day3.ach", ach.DefaultHeader(created.Add(48*time.Hour)), day3)
-	sums := summaries(t, c.concurrently(slices.Repeat([][]string{{"-o", "json", "ingest", "--chunk-size", "7", f3}}, 4)))
+	sums := summaries(t, ing.concurrently(slices.Repeat([][]string{{"-o", "json", "ingest", "--chunk-size", "7", f3}}, 4)))
 	var posted, dups int64
 	for _, s := range sums {
 		posted, dups = posted+s.Posted, dups+s.Duplicates
@@ -129,10 +136,14 @@ func TestTheDistributedScenarioLeavesWhatOnePostgreSQLLeaves(t *testing.T) {
 	if posted != int64(len(day3)) || dups != 3*int64(len(day3)) {
 		t.Fatalf("four concurrent ingests: %d posted and %d duplicates, want %d and %d", posted, dups, len(day3), 3*len(day3))
 	}
-	if s := c.ingest(0, f3)[0]; s.Posted != 0 || s.Duplicates != int64(len(day3)) {
+	if s := ing.ingest(0, f3)[0]; s.Posted != 0 || s.Duplicates != int64(len(day3)) {
 		t.Fatalf("re-ingest: %+v, want nothing posted and %d duplicates", s, len(day3))
 	}
 
+	nightly, _ := loginName(c, "nightly")
+	if n := c.count(`SELECT count(*) FROM runs WHERE tenant_id = $1 AND login <> $2`, c.tenant, nightly); n != 0 {
+		t.Fatalf("%d runs were not started by the ingest login %s", n, nightly)
+	}
 	if v := c.verifyJSON(0); !v.OK {
 		t.Fatalf("verify: %+v", v)
 	}

@@ -76,6 +76,19 @@ func TestTheIngestRoleWritesTheLedgerOnlyThroughItsOwnRuns(t *testing.T) {
 		`DELETE FROM audit_events`,
 		`TRUNCATE audit_events`,
 		`UPDATE legs SET amount_minor = 1`,
+		// Statement lines, balances, notices and the sources' locks go
+		// through routines too (migration 00025).
+		`INSERT INTO statement_lines (tenant_id, source, line_key, occurrence, reference, alt_reference, amount_minor, currency,
+		                              direction, value_date, line_type, account, account_last4, digest, run_id, record_no, line, detail)
+		 VALUES ('default', 'ach', 'forged', 1, 'r', '', 100, 'USD', 'C', '2026-11-29', 'entry', '', '', '\x00', 1, 1, 1, '')`,
+		`INSERT INTO statement_balances (tenant_id, source, balance_key, format, statement_id, account, account_last4, currency,
+		                                 opening_minor, closing_minor, closing_date, entries, credits_minor, debits_minor,
+		                                 difference_minor, run_id, line)
+		 VALUES ('default', 'ach', 'forged', 'bai2', 's', '', '', 'USD', 0, 0, '2026-11-29', 0, 0, 0, 0, 1, 1)`,
+		`INSERT INTO notices (tenant_id, notice_key, source, value_date, amount_minor, currency, direction, account,
+		                      account_last4, digest, run_id, record_no, line, detail)
+		 VALUES ('default', 'forged', 'ach', '2026-11-29', 0, 'USD', 'C', '', '', '\x00', 1, 1, 1, '')`,
+		`INSERT INTO ledger_locks (tenant_id, source) VALUES ('default', 'forged')`,
 	} {
 		if _, err := pool.Exec(ctx, stmt); err == nil || !strings.Contains(err.Error(), "permission denied") {
 			t.Errorf("%s\nas clearing_ingest: %v, want permission denied", stmt, err)
@@ -116,7 +129,7 @@ func TestTheIngestRoleWritesTheLedgerOnlyThroughItsOwnRuns(t *testing.T) {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7412, hashtext('default' || chr(31) || 'ach'))`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rd.Exec(ctx, `SELECT 1 FROM ledger_locks FOR SHARE`); err == nil || !strings.Contains(err.Error(), "permission denied") {
+	if _, err := rd.Exec(ctx, `SELECT 1 FROM ledger_locks WHERE tenant_id = 'default' FOR SHARE`); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("clearing_reader locked ledger_locks: %v", err)
 	}
 	more := liveOnly(entries(48, 5))
@@ -202,5 +215,93 @@ LANGUAGE sql SECURITY DEFINER AS 'SELECT 0::bigint'`); err != nil {
 	}
 	if r := c.must(3, "ledger", "verify"); !strings.Contains(r.stdout, "clearing_post_clearing") {
 		t.Fatalf("verify does not name the routine with another search path:\n%v", r)
+	}
+}
+
+// An ingest login takes every path of the write side, on one PostgreSQL as
+// on Citus, where a transaction that touched a tenant's shard as the login
+// and then as the owner (in a routine) is refused: a dry run, a run killed
+// between chunks and resumed, a re-dated re-send held whole, an orphan
+// return held and released by its original, a line-keyed CSV whose lines
+// shifted, and a bank's camt statement with its balances imported twice.
+func TestAnIngestLoginTakesEveryWritePath(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	ing := *c
+	var login string
+	ing.url, login = c.loginURL("nightly", "clearing_ingest")
+	es := liveOnly(entries(83, 30))
+	orig := es[29]
+	es = es[:29]
+	day1 := c.achFile("day1.ach", ach.DefaultHeader(created), es)
+
+	if r := ing.must(0, "ingest", "--dry-run", day1); !strings.Contains(r.stdout, "dry_run") {
+		t.Fatalf("dry run:\n%v", r)
+	}
+	if n := c.count(`SELECT (SELECT count(*) FROM runs WHERE tenant_id = $1) + (SELECT count(*) FROM postings WHERE tenant_id = $1)`, c.tenant); n != 0 {
+		t.Fatalf("the dry run left %d rows", n)
+	}
+
+	crashed := ing
+	crashed.env = []string{"CLEARING_FAILPOINTS=ingest.chunk-committed=kill@2"}
+	if r := crashed.exec("ingest", "--chunk-size", "7", day1); r.code != -1 {
+		t.Fatalf("want the process killed at the failpoint\n%v", r)
+	}
+	if got := c.postings(); got != 14 {
+		t.Fatalf("%d postings after two chunks of 7, want 14", got)
+	}
+	c.waitForClientsToLeave()
+	if s := ing.ingest(0, "--chunk-size", "7", day1)[0]; !s.Resumed || s.Posted != int64(len(es)) {
+		t.Fatalf("resumed run: %+v, want all %d posted", s, len(es))
+	}
+
+	resent := ing.ingest(3, c.achFile("day1-resent.ach", ach.DefaultHeader(created.Add(24*time.Hour)), moved(es, 1)))[0]
+	if resent.Posted != 0 || resent.Quarantined != int64(len(es)) {
+		t.Fatalf("re-dated re-send: %+v, want all %d held", resent, len(es))
+	}
+
+	ret := ach.ReturnOf(orig, "R01", 1)
+	if s := ing.ingest(3, c.returnFile("orphan.ach", ret))[0]; s.Quarantined != 1 || s.Posted != 0 {
+		t.Fatalf("orphan return: %+v", s)
+	}
+	h := ach.DefaultHeader(created)
+	h.IDModifier = "B"
+	if s := ing.ingest(0, c.achFile("original.ach", h, []ach.Entry{orig}))[0]; s.Posted != 1 || s.Released != 1 {
+		t.Fatalf("the orphan's original: %+v, want it posted and the return released", s)
+	}
+	if got := c.heldState(ret.Key()); got != "released" {
+		t.Fatalf("held state of %s = %q, want released", ret.Key(), got)
+	}
+
+	mapping := c.file("m.toml", []byte(lineKeyedMapping))
+	ing.ingest(0, "--format", "csv", "--map", mapping, "--file-id", "stmt-11-29",
+		c.file("a.csv", []byte("ref,amount,date\nA,1.00,2026-11-29\nB,2.00,2026-11-29\n")))
+	if s := ing.ingest(3, "--format", "csv", "--map", mapping, "--file-id", "stmt-11-29",
+		c.file("b.csv", []byte("ref,amount,date\nNEW,9.00,2026-11-29\nA,1.00,2026-11-29\nB,2.00,2026-11-29\n")))[0]; s.Conflicts != 2 || s.Quarantined != 1 {
+		t.Fatalf("shifted rows: %+v, want 2 conflicts and the moved row held", s)
+	}
+
+	camt := c.generated("statement.xml", "camt", "--message", "052", "--version", "001.04", "--statements", "3",
+		"--entries", "40", "--currency", "CHF", "--seed", "8")
+	ing.must(0, "statement", "import", "--source", "bank", camt)
+	lines := c.count(`SELECT count(*) FROM statement_lines WHERE tenant_id = $1`, c.tenant)
+	if n := c.count(`SELECT count(*) FROM statement_balances WHERE tenant_id = $1`, c.tenant); lines == 0 || n != 3 {
+		t.Fatalf("the statement added %d lines and %d balances, want 3 balances", lines, n)
+	}
+	ing.must(0, "statement", "import", "--source", "bank", camt)
+	if n := c.count(`SELECT count(*) FROM audit_events WHERE tenant_id = $1 AND verdict = 'duplicate' AND kind = 'statement'`, c.tenant); n != lines {
+		t.Fatalf("the statement again: %d duplicate lines audited, want %d", n, lines)
+	}
+
+	// What the ledger holds: the day's entries and the original once, the
+	// return once, the CSV's two lines; every run the login's, and done.
+	if got, want := c.postings(), int64(len(es)+1+1+2); got != want {
+		t.Fatalf("%d postings, want %d", got, want)
+	}
+	if n := c.count(`SELECT count(*) FROM runs WHERE tenant_id = $1 AND (login <> $2 OR status <> 'done')`, c.tenant, login); n != 0 {
+		t.Fatalf("%d runs not done or not the ingest login's", n)
+	}
+	if v := c.verifyJSON(0); !v.OK {
+		t.Fatalf("verify: %+v", v)
 	}
 }

@@ -13,13 +13,20 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// A Routine is one write statement of the ledger or of the statement side,
-// run inside a SECURITY DEFINER function owned by the schema's owner: no
+// A Routine is one statement of the ledger or of the statement side, run
+// inside a SECURITY DEFINER function owned by the schema's owner: no
 // clearing_* role may insert into postings, legs, statement lines or
 // audit_events itself (migrations/00010), so whatever such a role writes,
 // it writes through a routine, and each begins by checking that the run it
 // writes for is running and was started by the same login
 // (clearing_own_run).
+//
+// A transaction that calls a routine reaches the tenant's tables through
+// routines only, its reads after the first write too: on Citus, a
+// transaction that writes a shard as one role (the owner, in a routine)
+// may not touch it as another (the calling login), and is refused with
+// "cannot perform query on placements that were modified in this
+// transaction by a different user". docs/decisions/one-role-per-transaction.md.
 //
 // The statements stay Go constants in the package that owns their tables,
 // composed and reviewed with the code that calls them; `clearing migrate`
@@ -27,10 +34,18 @@ import (
 // verify` checks that what is installed is what this binary would install
 // (CheckRoutines).
 type Routine struct {
-	Name    string
-	Args    string // the SQL argument types, in the order of $1, $2, ...
+	Name string
+	Args string // the SQL argument types, in the order of $1, $2, ...
+	// Returns is the SQL return type. For a set (SETOF or TABLE), Body is
+	// one query, whose rows are returned; for void, Body is PL/pgSQL
+	// statements; for any other type, Body is PL/pgSQL statements that end
+	// in a RETURN.
 	Returns string
 	Body    string
+	// NoRun says the routine is for no run yet (it starts one, or reads
+	// before one is started): it checks none, and must read or write
+	// nothing its caller could not itself.
+	NoRun bool
 }
 
 // Call is the statement that runs the routine with the statement's own
@@ -49,13 +64,17 @@ func (r Routine) Call() string {
 // check of the run comes before anything else, even the reading of a stage
 // that is not what the statement expects. Column names win over the names
 // of the output columns (verdict, n). Every routine takes the tenant as $1
-// and the run as $2, which clearing_own_run checks.
+// and, unless it is for no run, the run as $2, which clearing_own_run checks.
 func (r Routine) Source() string {
-	stmt := "RETURN QUERY " + strings.TrimSpace(r.Body) + ";"
-	if r.Returns == "void" {
-		stmt = strings.TrimSpace(r.Body) + ";"
+	stmt := strings.TrimSpace(r.Body)
+	if set := strings.HasPrefix(r.Returns, "SETOF ") || strings.HasPrefix(r.Returns, "TABLE "); set {
+		stmt = "RETURN QUERY " + stmt
 	}
-	return "\n#variable_conflict use_column\nBEGIN\n    PERFORM clearing_own_run($1, $2);\n    " + stmt + "\nEND;\n"
+	check := "PERFORM clearing_own_run($1, $2);\n    "
+	if r.NoRun {
+		check = ""
+	}
+	return "\n#variable_conflict use_column\nBEGIN\n    " + check + stmt + ";\nEND;\n"
 }
 
 // Err says what to do when the routine is missing: the database was

@@ -59,7 +59,7 @@ func Apply(ctx context.Context, tx pgx.Tx, st *stage.Stage, b *Batch, lo, hi int
 	}
 	// A file keyed by line positions takes the source alone: its check for
 	// shifted lines and its postings are one decision.
-	if err := LockSource(ctx, tx, b.Tenant, b.Source, b.Holds.Positional); err != nil {
+	if err := LockSource(ctx, tx, b, b.Holds.Positional); err != nil {
 		return c, err
 	}
 	if err := applyHolds(ctx, tx, b, lo, hi, first); err != nil {
@@ -82,8 +82,8 @@ func Apply(ctx context.Context, tx pgx.Tx, st *stage.Stage, b *Batch, lo, hi int
 		}
 	}
 	if p.notices > 0 {
-		if err := tx.QueryRow(ctx, insertNotices, b.Tenant, b.RunID, lo, hi, b.Source).Scan(&noticesAdded); err != nil {
-			return c, fmt.Errorf("ledger: record notices %d-%d: %w", lo, hi, err)
+		if err := tx.QueryRow(ctx, postNotices.Call(), b.Tenant, b.RunID, lo, hi, b.Source).Scan(&noticesAdded); err != nil {
+			return c, fmt.Errorf("ledger: record notices %d-%d: %w", lo, hi, postNotices.Err(err))
 		}
 	}
 	c.Posted, c.Notices = clearingPosted, noticesAdded
@@ -91,8 +91,8 @@ func Apply(ctx context.Context, tx pgx.Tx, st *stage.Stage, b *Batch, lo, hi int
 		if p.links[depth] == 0 {
 			continue
 		}
-		if _, err := tx.Exec(ctx, resolveLinks, b.Tenant, lo, hi, depth); err != nil {
-			return c, fmt.Errorf("ledger: find originals %d-%d: %w", lo, hi, err)
+		if _, err := tx.Exec(ctx, findOriginals.Call(), b.Tenant, b.RunID, lo, hi, depth); err != nil {
+			return c, fmt.Errorf("ledger: find originals %d-%d: %w", lo, hi, findOriginals.Err(err))
 		}
 		var n int64
 		if err := tx.QueryRow(ctx, postLinked.Call(), b.Tenant, b.RunID, lo, hi, b.Source, depth).Scan(&n); err != nil {

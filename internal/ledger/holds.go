@@ -36,26 +36,30 @@ type Holds struct {
 // the same file id covers the same lines, chunk for chunk, and whichever
 // applies a chunk second (the source lock orders them) meets the other's
 // content there.
-func holdIfShifted(ctx context.Context, tx pgx.Tx, tenant string, lo, from, to int64) (bool, error) {
-	// The stage is a session's own table: the postings it is compared with
-	// are read in a CTE of their own, which a distributed planner runs on
-	// the tenant's shard, and the stage is updated from what it returns.
-	tag, err := tx.Exec(ctx, `
+func holdIfShifted(ctx context.Context, tx pgx.Tx, b *Batch, lo, from, to int64) (bool, error) {
+	var held bool
+	if err := tx.QueryRow(ctx, holdShifted.Call(), b.Tenant, b.RunID, lo, from, to).Scan(&held); err != nil {
+		return false, fmt.Errorf("ledger: check for shifted lines: %w", holdShifted.Err(err))
+	}
+	return held, nil
+}
+
+// holdShiftedStatement is holdIfShifted's: $3 is lo, $4..$5 the records
+// checked. The stage is a session's own table: the postings it is compared
+// with are read in a CTE of their own, which a distributed planner runs on
+// the tenant's shard, and the stage is updated from what it returns.
+const holdShiftedStatement = `
 WITH k AS (
     SELECT s.seq, p.digest IS NOT NULL AS posted, p.digest <> s.digest AS differs
       FROM record_stage s
       LEFT JOIN LATERAL (SELECT p.digest FROM postings p WHERE p.tenant_id = $1 AND p.posting_key = s.own_key LIMIT 1) p ON true
-     WHERE s.seq >= least($2::bigint, $3::bigint) AND s.kind = 'clearing'
+     WHERE s.seq >= least($3::bigint, $4::bigint) AND s.kind = 'clearing'
 )
 UPDATE record_stage s SET outcome = 'held_by_conflict'
   FROM k
- WHERE k.seq = s.seq AND s.seq >= $2 AND s.outcome IS NULL AND NOT k.posted
-   AND EXISTS (SELECT 1 FROM k c WHERE c.seq BETWEEN $3 AND $4 AND c.differs)`, tenant, lo, from, to)
-	if err != nil {
-		return false, fmt.Errorf("ledger: check for shifted lines: %w", err)
-	}
-	return tag.RowsAffected() > 0, nil
-}
+ WHERE k.seq = s.seq AND s.seq >= $3 AND s.outcome IS NULL AND NOT k.posted
+   AND EXISTS (SELECT 1 FROM k c WHERE c.seq BETWEEN $4 AND $5 AND c.differs);
+RETURN FOUND`
 
 // resendDays is how far, in days, a re-sent file's effective date may have
 // moved from the original's. A bank that asks for another business day
@@ -66,7 +70,7 @@ const resendDays = "6"
 // resendSample is how many new entries are looked at first: a re-sent file
 // matches from its first entry on, and an ordinary file is then spared a
 // probe per entry.
-const resendSample = "200"
+const resendSample = 200
 
 // holdIfResent holds a file whose new entries are, for the most part, the
 // entries of a posted file with only the effective entry date changed:
@@ -77,56 +81,62 @@ const resendSample = "200"
 // the file's new ones, must match: one recurring payment that happens to
 // match holds nothing. Every new clearing record of the file is then
 // possible_resend, for a person.
-func holdIfResent(ctx context.Context, tx pgx.Tx, b Batch, lo int64) (bool, error) {
-	matches := func(limit string) string {
-		return `
+func holdIfResent(ctx context.Context, tx pgx.Tx, b *Batch, lo int64) (bool, error) {
+	held := func(limit *int64) (bool, error) {
+		var n, matched int64
+		if err := tx.QueryRow(ctx, resendMatches.Call(), b.Tenant, b.RunID, b.Source, lo, limit).Scan(&n, &matched); err != nil {
+			return false, fmt.Errorf("ledger: check for a re-sent file: %w", resendMatches.Err(err))
+		}
+		return matched >= 2 && 2*matched >= n, nil
+	}
+	sample := int64(resendSample)
+	if ok, err := held(&sample); !ok || err != nil {
+		return false, err
+	}
+	if ok, err := held(nil); !ok || err != nil {
+		return false, err
+	}
+	if _, err := tx.Exec(ctx, holdResent.Call(), b.Tenant, b.RunID, lo); err != nil {
+		return false, fmt.Errorf("ledger: hold a re-sent file: %w", holdResent.Err(err))
+	}
+	return true, nil
+}
+
+// resendMatchesStatement counts the new clearing records from $4 on (the
+// first $5 of them, or all when $5 is null) and how many of them match a
+// posted entry of source $3 on everything but the date.
+const resendMatchesStatement = `
 SELECT count(*) AS n, count(m.found) AS matched
   FROM (SELECT s.* FROM record_stage s
           LEFT JOIN LATERAL (SELECT 1 AS found FROM postings p WHERE p.tenant_id = $1 AND p.posting_key = s.own_key LIMIT 1) k ON true
-         WHERE s.seq >= $3 AND s.kind = 'clearing' AND s.outcome IS NULL AND s.reference IS NOT NULL AND k.found IS NULL
-         ORDER BY s.seq ` + limit + `) s
+         WHERE s.seq >= $4 AND s.kind = 'clearing' AND s.outcome IS NULL AND s.reference IS NOT NULL AND k.found IS NULL
+         ORDER BY s.seq LIMIT $5) s
   LEFT JOIN LATERAL (
        SELECT 1 AS found FROM postings p
-        WHERE p.reference = s.reference AND p.tenant_id = $1 AND p.source = $2 AND p.kind = 'clearing'
+        WHERE p.reference = s.reference AND p.tenant_id = $1 AND p.source = $3 AND p.kind = 'clearing'
           AND p.amount_minor = s.amount_minor AND p.currency = s.currency AND p.direction = s.direction
-          AND p.account = coalesce(nullif(s.account, ''), 'counterparty:' || $2)
+          AND p.account = coalesce(nullif(s.account, ''), 'counterparty:' || $3)
           AND p.value_date <> s.value_date AND abs(p.value_date - s.value_date) <= ` + resendDays + `
           AND left(p.posting_key, length(s.own_key) - length(s.reference) - 11)
               = left(s.own_key, length(s.own_key) - length(s.reference) - 11)
         LIMIT 1) m ON true`
-	}
-	held := func(sql string) (bool, error) {
-		var n, matched int64
-		if err := tx.QueryRow(ctx, sql, b.Tenant, b.Source, lo).Scan(&n, &matched); err != nil {
-			return false, fmt.Errorf("ledger: check for a re-sent file: %w", err)
-		}
-		return matched >= 2 && 2*matched >= n, nil
-	}
-	if ok, err := held(matches("LIMIT " + resendSample)); !ok || err != nil {
-		return false, err
-	}
-	if ok, err := held(matches("")); !ok || err != nil {
-		return false, err
-	}
-	_, err := tx.Exec(ctx, `
+
+// holdResentStatement holds every new clearing record from $3 on as
+// possible_resend.
+const holdResentStatement = `
 WITH k AS (
     SELECT s.seq FROM record_stage s
       LEFT JOIN LATERAL (SELECT 1 AS found FROM postings p WHERE p.tenant_id = $1 AND p.posting_key = s.own_key LIMIT 1) k ON true
-     WHERE s.seq >= $2 AND s.kind = 'clearing' AND s.outcome IS NULL AND k.found IS NULL
+     WHERE s.seq >= $3 AND s.kind = 'clearing' AND s.outcome IS NULL AND k.found IS NULL
 )
-UPDATE record_stage s SET outcome = 'possible_resend' FROM k WHERE k.seq = s.seq`, b.Tenant, lo)
-	if err != nil {
-		return false, fmt.Errorf("ledger: hold a re-sent file: %w", err)
-	}
-	return true, nil
-}
+UPDATE record_stage s SET outcome = 'possible_resend' FROM k WHERE k.seq = s.seq`
 
 // applyHolds runs b's checks for the chunk lo..hi and names in b.Held the
 // verdict of a check that held the file. Records an earlier chunk held keep
 // their outcome; the checks only add to them.
 func applyHolds(ctx context.Context, tx pgx.Tx, b *Batch, lo, hi int64, first bool) error {
 	if b.Holds.Resends && first {
-		held, err := holdIfResent(ctx, tx, *b, lo)
+		held, err := holdIfResent(ctx, tx, b, lo)
 		if err != nil {
 			return err
 		}
@@ -140,7 +150,7 @@ func applyHolds(ctx context.Context, tx pgx.Tx, b *Batch, lo, hi int64, first bo
 		if first {
 			to = math.MaxInt64
 		}
-		held, err := holdIfShifted(ctx, tx, b.Tenant, lo, lo, to)
+		held, err := holdIfShifted(ctx, tx, b, lo, lo, to)
 		if err != nil {
 			return err
 		}

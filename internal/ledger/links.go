@@ -75,7 +75,7 @@ WITH r AS (
                   min(p.posting_key) AS base_key, min(p.direction) AS base_direction
              FROM record_stage s2
              LEFT JOIN LATERAL (` + originsOf("s2") + `) p ON true
-            WHERE s2.seq BETWEEN $2 AND $3 AND s2.kind IN ('return', 'reversal') AND s2.link_depth = $4
+            WHERE s2.seq BETWEEN $3 AND $4 AND s2.kind IN ('return', 'reversal') AND s2.link_depth = $5
             GROUP BY s2.seq, s2.link_parent_suffix
       ) r
       LEFT JOIN LATERAL (SELECT * FROM postings
@@ -103,7 +103,7 @@ UPDATE record_stage s
            WHEN s.amount_minor > r.amount_minor OR s.amount_minor <= 0 THEN 'exceeds_original'
        END
   FROM r
- WHERE s.seq = r.seq AND s.seq BETWEEN $2 AND $3`
+ WHERE s.seq = r.seq AND s.seq BETWEEN $3 AND $4`
 
 // The lookups of single postings and legs below are LATERAL subqueries with
 // LIMIT or OFFSET, which keeps each one an index probe per staged record. As

@@ -40,6 +40,12 @@ var (
 	releaseKeys = db.Routine{Name: "clearing_release_keys", Args: "text, bigint, text[], integer, text", Returns: "SETOF bigint",
 		Body: releaseStatement(`(q.record_key = ANY ($3) OR q.own_key = ANY ($3)) AND q.link_depth = $4`, `$5`)}
 	closeHeld = db.Routine{Name: "clearing_close_posted", Args: "text, bigint, bigint, bigint", Returns: "SETOF bigint", Body: closePostedStatement}
+	markHeld  = db.Routine{Name: "clearing_mark_held", Args: "text, bigint, bigint, bigint", Returns: "void", Body: markHeldStatement}
+	// heldState says whether the tenant holds any record, and any open one.
+	heldState = db.Routine{Name: "clearing_held_state", Args: "text, bigint", Returns: "TABLE (any_held boolean, any_open boolean)", Body: `
+SELECT EXISTS (SELECT 1 FROM quarantine q WHERE q.tenant_id = $1),
+       EXISTS (SELECT 1 FROM quarantine q WHERE q.tenant_id = $1 AND ` + openHeld + `)`}
+	settleSuspense = db.Routine{Name: "clearing_settle_suspense", Args: "text, bigint, bigint, bigint", Returns: "void", Body: settleSuspenseStatement}
 )
 
 // openHeld is a held record no decision has closed. Held records are few
@@ -178,10 +184,8 @@ UPDATE record_stage s
 // c.Released. A tenant with nothing held is spared all three.
 func applyQuarantine(ctx context.Context, tx pgx.Tx, b *Batch, lo, hi int64, c *runs.Counts) error {
 	var held, open bool
-	if err := tx.QueryRow(ctx, `
-SELECT EXISTS (SELECT 1 FROM quarantine q WHERE q.tenant_id = $1),
-       EXISTS (SELECT 1 FROM quarantine q WHERE q.tenant_id = $1 AND `+openHeld+`)`, b.Tenant).Scan(&held, &open); err != nil {
-		return fmt.Errorf("ledger: look for held records: %w", err)
+	if err := tx.QueryRow(ctx, heldState.Call(), b.Tenant, b.RunID).Scan(&held, &open); err != nil {
+		return fmt.Errorf("ledger: look for held records: %w", heldState.Err(err))
 	}
 	if open {
 		for depth := 1; depth <= maxLinkDepth; depth++ {
@@ -196,8 +200,8 @@ SELECT EXISTS (SELECT 1 FROM quarantine q WHERE q.tenant_id = $1),
 		}
 	}
 	if held {
-		if _, err := tx.Exec(ctx, markHeldStatement, b.Tenant, b.RunID, lo, hi); err != nil {
-			return fmt.Errorf("ledger: find held records %d-%d: %w", lo, hi, err)
+		if _, err := tx.Exec(ctx, markHeld.Call(), b.Tenant, b.RunID, lo, hi); err != nil {
+			return fmt.Errorf("ledger: find held records %d-%d: %w", lo, hi, markHeld.Err(err))
 		}
 	}
 	return nil
@@ -227,30 +231,28 @@ WITH x AS (
                                                          AND d.digest = q.digest
                              WHERE q.tenant_id = $1 AND q.own_key = s2.own_key AND q.digest = s2.digest
                                AND d.tenant_id = $1 AND d.decision = 'posted_to_suspense' LIMIT 1) d
-        WHERE s2.seq BETWEEN $2 AND $3 AND s2.outcome IS NULL AND s2.kind IN ('return', 'reversal')
+        WHERE s2.seq BETWEEN $3 AND $4 AND s2.outcome IS NULL AND s2.kind IN ('return', 'reversal')
 )
 UPDATE record_stage s
    SET outcome = 'settled_by_correction', settles_id = x.posting_id
   FROM x
- WHERE s.seq = x.seq AND s.seq BETWEEN $2 AND $3`
+ WHERE s.seq = x.seq AND s.seq BETWEEN $3 AND $4`
 
 // settleSuspended runs settledBySuspense for the chunk lo..hi, when the
 // tenant has posted any held record against suspense.
 func settleSuspended(ctx context.Context, tx pgx.Tx, b *Batch, lo, hi int64) error {
-	var any bool
-	if err := tx.QueryRow(ctx, `
-SELECT EXISTS (SELECT 1 FROM quarantine_decisions WHERE tenant_id = $1 AND decision = 'posted_to_suspense')`,
-		b.Tenant).Scan(&any); err != nil {
-		return fmt.Errorf("ledger: look for records posted against suspense: %w", err)
-	}
-	if !any {
-		return nil
-	}
-	if _, err := tx.Exec(ctx, settledBySuspense, b.Tenant, lo, hi); err != nil {
-		return fmt.Errorf("ledger: match records to their suspense postings %d-%d: %w", lo, hi, err)
+	if _, err := tx.Exec(ctx, settleSuspense.Call(), b.Tenant, b.RunID, lo, hi); err != nil {
+		return fmt.Errorf("ledger: match records to their suspense postings %d-%d: %w", lo, hi, settleSuspense.Err(err))
 	}
 	return nil
 }
+
+// settleSuspenseStatement runs settledBySuspense for the chunk $3..$4 when
+// the tenant has posted any held record against suspense.
+const settleSuspenseStatement = `
+IF EXISTS (SELECT 1 FROM quarantine_decisions WHERE tenant_id = $1 AND decision = 'posted_to_suspense') THEN
+        ` + settledBySuspense + `;
+    END IF`
 
 // HeldBy returns the runs that first held the records run audited as
 // already_quarantined, oldest first.

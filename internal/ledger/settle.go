@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -31,23 +30,27 @@ import (
 // postings.
 func settleLateArrivals(ctx context.Context, tx pgx.Tx, b *Batch, lo, hi int64) error {
 	var any bool
-	if err := tx.QueryRow(ctx, `
-SELECT EXISTS (SELECT 1 FROM postings
-                WHERE tenant_id = $1 AND source = $2 AND `+missingInLedger+`)`,
-		b.Tenant, b.Source).Scan(&any); err != nil {
-		return fmt.Errorf("ledger: look for settling corrections: %w", err)
+	if err := tx.QueryRow(ctx, settleLate.Call(), b.Tenant, b.RunID, b.Source, lo, hi).Scan(&any); err != nil {
+		return fmt.Errorf("ledger: match records to corrections %d-%d: %w", lo, hi, settleLate.Err(err))
 	}
 	if !any {
 		return nil
-	}
-	if _, err := tx.Exec(ctx, markSettled, b.Tenant, b.Source, lo, hi); err != nil {
-		return fmt.Errorf("ledger: match records to corrections %d-%d: %w", lo, hi, err)
 	}
 	if _, err := tx.Exec(ctx, postReclass.Call(), b.Tenant, b.RunID, lo, hi, b.Source); err != nil {
 		return fmt.Errorf("ledger: reclassify settled records %d-%d: %w", lo, hi, postReclass.Err(err))
 	}
 	return nil
 }
+
+// settleLateStatement runs markSettled for the chunk $4..$5 of source $3
+// when the source has a posted missing_in_ledger correction, and says
+// whether it did.
+const settleLateStatement = `
+IF NOT EXISTS (SELECT 1 FROM postings WHERE tenant_id = $1 AND source = $3 AND ` + missingInLedger + `) THEN
+        RETURN false;
+    END IF;
+    ` + markSettled + `;
+    RETURN true`
 
 // missingInLedger is the mark of a posted missing_in_ledger correction on
 // its posting, the predicate of the partial index postings_missing_in_ledger
@@ -89,7 +92,7 @@ WITH cp AS MATERIALIZED (
       LEFT JOIN LATERAL (SELECT a.own_key FROM audit_events a
                           WHERE a.tenant_id = $1 AND a.existing_posting_id = p.id AND a.verdict = 'settled_by_correction'
                           ORDER BY a.id LIMIT 1) st ON true
-     WHERE p.tenant_id = $1 AND p.source = $2 AND ` + missingInLedger + `
+     WHERE p.tenant_id = $1 AND p.source = $3 AND ` + missingInLedger + `
 ), open AS MATERIALIZED (
     SELECT * FROM cp WHERE settled_key IS NULL
 ), cand AS (
@@ -106,7 +109,7 @@ WITH cp AS MATERIALIZED (
     SELECT id, count(*) AS n FROM cand GROUP BY id
 ), chunk AS (
     SELECT seq, own_key, amount_minor, currency, direction
-      FROM record_stage WHERE seq BETWEEN $3 AND $4 AND kind = 'clearing' AND outcome IS NULL
+      FROM record_stage WHERE seq BETWEEN $4 AND $5 AND kind = 'clearing' AND outcome IS NULL
 ), hit AS (
     SELECT k.seq, 0 AS rank, cp.id, k.amount_minor AS s_amount, k.currency AS s_currency, k.direction AS s_direction
       FROM chunk k JOIN cp ON cp.posting_key = k.own_key
@@ -135,7 +138,7 @@ UPDATE record_stage s
                       WHEN m.reclassed THEN 'duplicate'
                       ELSE 'settled_by_correction' END
   FROM m
- WHERE s.seq = m.seq AND s.seq BETWEEN $3 AND $4`
+ WHERE s.seq = m.seq AND s.seq BETWEEN $4 AND $5`
 
 // settleWindowDays bounds, in days either side of a correction's value
 // date, the records a bank-keyed correction can be matched to by
@@ -185,27 +188,30 @@ SELECT $1, ins.id, l.leg_no, l.account, l.direction, ins.amount_minor, ins.curre
 // the money still missing and an ingest of the original that found no
 // posted correction could both commit, and move the money twice; so could
 // a file and its shifted re-upload, each checked before the other
-// committed. The lock is a row lock on ledger_locks, held until tx ends:
-// taking it needs UPDATE on that table, which only the roles that write the
-// ledger have, so a reader cannot stall them.
-func LockSource(ctx context.Context, tx pgx.Tx, tenant, source string, exclusive bool) error {
-	mode := "FOR SHARE"
-	if exclusive {
-		mode = "FOR UPDATE"
-	}
-	var locked bool
-	err := tx.QueryRow(ctx, `SELECT true FROM ledger_locks WHERE tenant_id = $1 AND source = $2 `+mode, tenant, source).Scan(&locked)
-	if errors.Is(err, pgx.ErrNoRows) {
-		// The source's first write: create its row. A concurrent first
-		// write creates it too; ON CONFLICT waits for that one to commit,
-		// and then the row can be locked.
-		if _, err = tx.Exec(ctx, `INSERT INTO ledger_locks (tenant_id, source) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
-			tenant, source); err == nil {
-			err = tx.QueryRow(ctx, `SELECT true FROM ledger_locks WHERE tenant_id = $1 AND source = $2 `+mode, tenant, source).Scan(&locked)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("ledger: lock source %s: %w", source, err)
+// committed. The lock is a row lock on ledger_locks, held until tx ends,
+// taken in a routine: no reader has UPDATE on that table, so none can stall
+// the writers.
+func LockSource(ctx context.Context, tx pgx.Tx, b *Batch, exclusive bool) error {
+	if _, err := tx.Exec(ctx, lockSource.Call(), b.Tenant, b.RunID, b.Source, exclusive); err != nil {
+		return fmt.Errorf("ledger: lock source %s: %w", b.Source, lockSource.Err(err))
 	}
 	return nil
 }
+
+// lockSourceStatement locks source $3's row, exclusive when $4. The
+// source's first write creates the row; a concurrent first write creates it
+// too, ON CONFLICT waits for that one to commit, and the row can then be
+// locked.
+const lockSourceStatement = `
+FOR try IN 1..3 LOOP
+        IF try = 3 THEN
+            RAISE EXCEPTION 'clearing: source % of tenant % has no row in ledger_locks', $3, $1;
+        END IF;
+        IF $4 THEN
+            PERFORM FROM ledger_locks WHERE tenant_id = $1 AND source = $3 FOR UPDATE;
+        ELSE
+            PERFORM FROM ledger_locks WHERE tenant_id = $1 AND source = $3 FOR SHARE;
+        END IF;
+        EXIT WHEN FOUND;
+        INSERT INTO ledger_locks (tenant_id, source) VALUES ($1, $3) ON CONFLICT DO NOTHING;
+    END LOOP`

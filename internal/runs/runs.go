@@ -11,11 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/clearing-dev/clearing/internal/db"
 )
 
 // ErrNotFound means no run has the id asked for.
@@ -254,18 +257,42 @@ SELECT coalesce(max(pid), 0) FROM pg_locks
 // 2^31 wrap, which only makes two runs billions apart share an owner check.
 func lockID(id int64) int32 { return int32(id & 0x7fffffff) }
 
-// Insert adds r as a new running run and sets r.ID.
+// Insert adds r as a new running run of the session's login and sets r.ID.
+// It goes through a routine (start), so that the transaction it runs in
+// may go on calling the ledger's routines on Citus (db.Routine).
 func Insert(ctx context.Context, q Querier, tenant string, r *Run) error {
-	err := q.QueryRow(ctx, `
-INSERT INTO runs (tenant_id, kind, format, source, file_name, file_bytes, file_sha256, records, skipped, warnings)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-RETURNING id`, tenant, r.Kind, r.Format, r.Source, r.FileName, r.FileBytes, r.FileSHA256, r.Records, r.Skipped,
-		clipAll(r.Warnings)).Scan(&r.ID)
+	err := q.QueryRow(ctx, start.Call(), tenant, r.Kind, r.Format, r.Source, r.FileName, r.FileBytes, r.FileSHA256,
+		r.Records, r.Skipped, clipAll(r.Warnings)).Scan(&r.ID)
 	if err != nil {
-		return fmt.Errorf("runs: insert: %w", err)
+		return fmt.Errorf("runs: insert: %w", start.Err(err))
 	}
 	return nil
 }
+
+// Routines are the runs' routines, which `clearing migrate` installs: the
+// writes of a run that share a transaction with the ledger's.
+var Routines = []db.Routine{start, advance, finish}
+
+var (
+	start = db.Routine{Name: "clearing_start_run", Args: "text, text, text, text, text, bigint, bytea, bigint, bigint, text[]",
+		Returns: "SETOF bigint", NoRun: true, Body: `
+WITH r AS (
+    INSERT INTO runs (tenant_id, kind, format, source, file_name, file_bytes, file_sha256, records, skipped, warnings, login)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, session_user)
+    RETURNING id
+)
+SELECT id FROM r`}
+	advance = db.Routine{Name: "clearing_advance_run", Args: "text, bigint, bigint" + strings.Repeat(", bigint", 10),
+		Returns: "boolean", Body: `
+UPDATE runs SET progress = $3, posted = posted + $4, notices = notices + $5, duplicates = duplicates + $6,
+                conflicts = conflicts + $7, quarantined = quarantined + $8, settled = settled + $9,
+                skipped = skipped + $10, already_quarantined = already_quarantined + $11,
+                dismissed = dismissed + $12, released = released + $13
+ WHERE tenant_id = $1 AND id = $2 AND status = 'running' AND progress < $3;
+RETURN FOUND`}
+	finish = db.Routine{Name: "clearing_finish_run", Args: "text, bigint", Returns: "void", Body: `
+UPDATE runs SET status = 'done', finished_at = now() WHERE tenant_id = $1 AND id = $2`}
+)
 
 // maxErrorBytes bounds one stored reason for a rejection: a reader's
 // message may quote a line, and a line may be megabytes long.
@@ -326,28 +353,22 @@ func Release(ctx context.Context, conn *pgx.Conn, id int64) error {
 // Advance records that records up to progress are applied, with the counts
 // they added. It must run in the transaction that applied them.
 func Advance(ctx context.Context, tx pgx.Tx, tenant string, id, progress int64, c Counts) error {
-	tag, err := tx.Exec(ctx, `
-UPDATE runs SET progress = $3, posted = posted + $4, notices = notices + $5, duplicates = duplicates + $6,
-                conflicts = conflicts + $7, quarantined = quarantined + $8, settled = settled + $9,
-                skipped = skipped + $10, already_quarantined = already_quarantined + $11,
-                dismissed = dismissed + $12, released = released + $13
- WHERE tenant_id = $1 AND id = $2 AND status = 'running' AND progress < $3`,
-		tenant, id, progress, c.Posted, c.Notices, c.Duplicates, c.Conflicts, c.Quarantined, c.Settled, c.Skipped,
-		c.AlreadyQuarantined, c.Dismissed, c.Released)
+	var advanced bool
+	err := tx.QueryRow(ctx, advance.Call(), tenant, id, progress, c.Posted, c.Notices, c.Duplicates, c.Conflicts,
+		c.Quarantined, c.Settled, c.Skipped, c.AlreadyQuarantined, c.Dismissed, c.Released).Scan(&advanced)
 	if err != nil {
-		return fmt.Errorf("runs: advance run %d: %w", id, err)
+		return fmt.Errorf("runs: advance run %d: %w", id, advance.Err(err))
 	}
-	if tag.RowsAffected() != 1 {
+	if !advanced {
 		return fmt.Errorf("runs: advance run %d to %d: the run is not running or is already past it", id, progress)
 	}
 	return nil
 }
 
-// Finish marks run id done.
+// Finish marks run id, a running run of the session's login, done.
 func Finish(ctx context.Context, q Querier, tenant string, id int64) error {
-	_, err := q.Exec(ctx, `UPDATE runs SET status = 'done', finished_at = now() WHERE tenant_id = $1 AND id = $2`, tenant, id)
-	if err != nil {
-		return fmt.Errorf("runs: finish run %d: %w", id, err)
+	if _, err := q.Exec(ctx, finish.Call(), tenant, id); err != nil {
+		return fmt.Errorf("runs: finish run %d: %w", id, finish.Err(err))
 	}
 	return nil
 }

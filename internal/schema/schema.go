@@ -1,7 +1,7 @@
 // Package schema brings a database to the schema this binary expects: the
 // migrations (package db, from migrations/), then the routines through which
-// the ledger and the statement side write (packages ledger and statement
-// each declare their own). It is what `clearing migrate` runs, and what
+// runs, the ledger and the statement side are written (packages runs, ledger
+// and statement each declare their own). It is what `clearing migrate` runs, and what
 // `ledger verify` checks the installed routines against.
 package schema
 
@@ -16,11 +16,14 @@ import (
 
 	"github.com/clearing-dev/clearing/internal/db"
 	"github.com/clearing-dev/clearing/internal/ledger"
+	"github.com/clearing-dev/clearing/internal/runs"
 	"github.com/clearing-dev/clearing/internal/statement"
 )
 
 // Routines are every routine this binary installs.
-func Routines() []db.Routine { return slices.Concat(ledger.Routines, statement.Routines) }
+func Routines() []db.Routine {
+	return slices.Concat(runs.Routines, ledger.Routines, statement.Routines)
+}
 
 // Digest identifies the migrations and routines this binary installs, so
 // that a test template built with one schema is never reused for another.

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clearing-dev/clearing/formats"
+	"github.com/clearing-dev/clearing/internal/db"
 )
 
 // Balances adds a statement's balance checks (formats.StatementBalance) to
@@ -42,10 +43,10 @@ func Balances(ctx context.Context, tx pgx.Tx, b Batch, format string, bs []forma
 		}
 	}
 	var added int64
-	err := tx.QueryRow(ctx, insertBalances, b.Tenant, b.Source, format, b.RunID, keys, ids, accounts, last4s, curs,
+	err := tx.QueryRow(ctx, addBalances.Call(), b.Tenant, b.RunID, b.Source, format, keys, ids, accounts, last4s, curs,
 		opening, closing, openDates, closeDates, entries, credits, debits, lines).Scan(&added)
 	if err != nil {
-		return 0, fmt.Errorf("statement: add balances: %w", err)
+		return 0, fmt.Errorf("statement: add balances: %w", addBalances.Err(err))
 	}
 	return added, nil
 }
@@ -66,6 +67,14 @@ func balanceKeys(format string, bs []formats.StatementBalance) []string {
 	return keys
 }
 
+// storedBalances reads the stored checks of source $2 under the keys $3.
+// Restated reads them before the import's run is started, in its
+// transaction: a routine for no run, reading what its caller may read.
+var storedBalances = db.Routine{Name: "clearing_stored_balances", Args: "text, text, text[]", NoRun: true,
+	Returns: "TABLE (key text, opening bigint, closing bigint, credits bigint, debits bigint, entries bigint)", Body: `
+SELECT balance_key, opening_minor, closing_minor, credits_minor, debits_minor, entries
+  FROM statement_balances WHERE tenant_id = $1 AND source = $2 AND balance_key = ANY($3)`}
+
 // maxRestated bounds the sentences Restated returns for one file.
 const maxRestated = 100
 
@@ -79,11 +88,9 @@ func Restated(ctx context.Context, tx pgx.Tx, b Batch, format string, bs []forma
 		return nil, nil
 	}
 	keys := balanceKeys(format, bs)
-	rows, err := tx.Query(ctx, `
-SELECT balance_key, opening_minor, closing_minor, credits_minor, debits_minor, entries
-  FROM statement_balances WHERE tenant_id = $1 AND source = $2 AND balance_key = ANY($3)`, b.Tenant, b.Source, keys)
+	rows, err := tx.Query(ctx, storedBalances.Call(), b.Tenant, b.Source, keys)
 	if err != nil {
-		return nil, fmt.Errorf("statement: read balances: %w", err)
+		return nil, fmt.Errorf("statement: read balances: %w", storedBalances.Err(err))
 	}
 	type figures struct{ opening, closing, credits, debits, entries int64 }
 	stored := map[string]figures{}
@@ -114,15 +121,20 @@ SELECT balance_key, opening_minor, closing_minor, credits_minor, debits_minor, e
 	return out, nil
 }
 
-// insertBalances adds the checks of one file in one statement, from arrays:
-// a file holds a few statements, not a stage's worth of records.
+// addBalances adds the checks of one file in one statement, from arrays (a
+// file holds a few statements, not a stage's worth of records): $1 tenant,
+// $2 run, $3 source, $4 format, then one array per column.
+var addBalances = db.Routine{Name: "clearing_add_balances",
+	Args:    "text, bigint, text, text, text[], text[], text[], text[], text[], bigint[], bigint[], date[], date[], bigint[], bigint[], bigint[], bigint[]",
+	Returns: "SETOF bigint", Body: insertBalances}
+
 const insertBalances = `
 WITH ins AS (
     INSERT INTO statement_balances (tenant_id, source, balance_key, format, statement_id, account, account_last4,
                                     currency, opening_minor, closing_minor, opening_date, closing_date, entries,
                                     credits_minor, debits_minor, difference_minor, run_id, line)
-    SELECT $1, $2, k, $3, id, acct, last4, cur, o, c, od, cd, e, cr, db,
-           c::numeric - (o::numeric + cr::numeric - db::numeric), $4, ln
+    SELECT $1, $3, k, $4, id, acct, last4, cur, o, c, od, cd, e, cr, db,
+           c::numeric - (o::numeric + cr::numeric - db::numeric), $2, ln
       FROM unnest($5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bigint[],
                   $12::date[], $13::date[], $14::bigint[], $15::bigint[], $16::bigint[], $17::bigint[])
            AS u(k, id, acct, last4, cur, o, c, od, cd, e, cr, db, ln)

@@ -45,8 +45,8 @@ type Batch struct {
 // which are no lines and count as Skipped.
 func Import(ctx context.Context, tx pgx.Tx, st *stage.Stage, b Batch) (runs.Counts, error) {
 	var c runs.Counts
-	if err := tx.QueryRow(ctx, insertLines, b.Tenant, b.Source, b.RunID, b.Holder).Scan(&c.Posted, &c.Skipped); err != nil {
-		return c, fmt.Errorf("statement: add lines: %w", err)
+	if err := tx.QueryRow(ctx, addLines.Call(), b.Tenant, b.RunID, b.Source, b.Holder).Scan(&c.Posted, &c.Skipped); err != nil {
+		return c, fmt.Errorf("statement: add lines: %w", addLines.Err(err))
 	}
 	rows, err := tx.Query(ctx, auditLines.Call(), b.Tenant, b.RunID, b.Source, b.Holder)
 	if err != nil {
@@ -85,9 +85,9 @@ WITH numbered AS (
     INSERT INTO statement_lines (tenant_id, source, line_key, occurrence, reference, alt_reference, amount_minor,
                                  currency, direction, value_date, line_type, account, account_last4, digest,
                                  run_id, record_no, line, detail, settle_group)
-    SELECT $1, $2, own_key, occurrence, coalesce(reference, ''), coalesce(alt_reference, ''), amount_minor,
+    SELECT $1, $3, own_key, occurrence, coalesce(reference, ''), coalesce(alt_reference, ''), amount_minor,
            currency, CASE WHEN $4 THEN (CASE direction WHEN 'C' THEN 'D' ELSE 'C' END) ELSE direction END,
-           value_date, line_type, account, account_last4, digest, $3, seq, line, detail, settle_group
+           value_date, line_type, account, account_last4, digest, $2, seq, line, detail, settle_group
       FROM numbered
      ORDER BY own_key, occurrence
     ON CONFLICT (tenant_id, source, line_key, occurrence) DO NOTHING
@@ -102,9 +102,17 @@ SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM record_stage WHERE kind
 var auditLines = db.Routine{Name: "clearing_audit_lines", Args: "text, bigint, text, boolean",
 	Returns: "TABLE (verdict text, n bigint)", Body: auditStatementLines}
 
+// addLines adds the staged lines (insertLines), with the same arguments as
+// auditLines; it returns how many were added and how many staged records
+// were notices.
+var addLines = db.Routine{Name: "clearing_add_lines", Args: "text, bigint, text, boolean",
+	Returns: "TABLE (added bigint, notices bigint)", Body: insertLines}
+
 // Routines are the statement side's routines, which `clearing migrate`
-// installs.
-var Routines = []db.Routine{auditLines}
+// installs. Every statement of an import reaches the tenant's tables
+// through one of them, so that its transaction does so as one role
+// (db.Routine).
+var Routines = []db.Routine{addLines, auditLines, addBalances, storedBalances}
 
 const auditStatementLines = `
 WITH numbered AS (
