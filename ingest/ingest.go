@@ -189,6 +189,7 @@ func apply(ctx context.Context, conn *pgx.Conn, st *loaded, o Options, sum Summa
 	for lo := start; lo <= n; lo += int64(o.ChunkSize) {
 		hi := min(lo+int64(o.ChunkSize)-1, n)
 		began := time.Now()
+		allPosted := false
 		err := db.Retry(ctx, o.Log, "chunk", func() error {
 			return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 				if err := failpoint.Hit(failpoint.IngestStaged); err != nil {
@@ -205,6 +206,7 @@ func apply(ctx context.Context, conn *pgx.Conn, st *loaded, o Options, sum Summa
 					held = try.Held
 					logHeld(o.Log, st.Name, held)
 				}
+				allPosted = try.AllPosted
 				if c.Total() != hi-lo+1 {
 					return fmt.Errorf("ingest: records %d-%d: %d accounted for, want %d", lo, hi, c.Total(), hi-lo+1)
 				}
@@ -217,6 +219,8 @@ func apply(ctx context.Context, conn *pgx.Conn, st *loaded, o Options, sum Summa
 		if err != nil {
 			return sum, fmt.Errorf("ingest: %s: records %d-%d: %w (records before %d are applied; run the same command again to resume)", st.Name, lo, hi, err, lo)
 		}
+		// What the committed chunk learnt holds for the chunks after it.
+		b.AllPosted = allPosted
 		o.Log.Debug("chunk applied", slog.Int64("from", lo), slog.Int64("to", hi), slog.Duration("took", time.Since(began)))
 		if o.Progress != nil {
 			o.Progress(hi, n)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -192,6 +193,63 @@ func TestARedatedResendIsHeldWhole(t *testing.T) {
 		t.Fatalf("%d of the re-dated entries posted, want %d", got, len(es))
 	}
 	c.must(0, "ledger", "verify")
+}
+
+// A re-send whose new entries come only after many the ledger already has
+// (the day's file again, then yesterday's re-dated) is held all the same:
+// the check looks for the first new entries past the window it starts with.
+func TestARedatedResendAfterManyDuplicatesIsHeld(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	es := liveOnly(entries(45, 1300))
+	today, yesterday := es[:1000], es[1000:]
+	c.ingest(0, c.achFile("today.ach", ach.DefaultHeader(created), today))
+	h := ach.DefaultHeader(created.Add(-24 * time.Hour))
+	h.IDModifier = "B"
+	c.ingest(0, c.achFile("yesterday.ach", h, yesterday))
+	before := c.postings()
+
+	h.IDModifier = "C"
+	f := c.achFile("both.ach", h, append(slices.Clone(today), moved(yesterday, 1)...))
+	s := c.ingest(3, "--chunk-size", "500", f)[0]
+	if s.Posted != 0 || s.Duplicates != int64(len(today)) || s.Quarantined != int64(len(yesterday)) {
+		t.Fatalf("today's entries again and yesterday's re-dated: %+v, want %d duplicates and %d held", s, len(today), len(yesterday))
+	}
+	if n := c.count(`SELECT count(*) FROM audit_events WHERE tenant_id = $1 AND run_id = $2 AND verdict = 'possible_resend'`,
+		c.tenant, s.RunID); n != int64(len(yesterday)) {
+		t.Fatalf("%d possible_resend events, want %d", n, len(yesterday))
+	}
+	if got := c.postings(); got != before {
+		t.Fatalf("%d postings after the re-send, want %d", got, before)
+	}
+}
+
+// A re-ingest whose every entry is posted skips the posting statement for
+// all its chunks (ledger.Batch.AllPosted); the same file with one entry
+// more at its very end, past the check's first windows, posts that one.
+func TestTheSameFileWithOneEntryMorePostsIt(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	es := liveOnly(entries(46, 1200))
+	day, late := es[:1100], es[1100]
+	c.ingest(0, c.achFile("day.ach", ach.DefaultHeader(created), day))
+	before := c.postings()
+	h := ach.DefaultHeader(created)
+	h.IDModifier = "B"
+	more := c.achFile("day-and-one.ach", h, append(slices.Clone(day), late))
+	if s := c.ingest(0, "--chunk-size", "100", more)[0]; s.Posted != 1 || s.Duplicates != int64(len(day)) {
+		t.Fatalf("the day's file with one entry more: %+v, want 1 posted and %d duplicates", s, len(day))
+	}
+	if got := c.postedKeys([]ach.Entry{late}); got != 1 || c.postings() != before+1 {
+		t.Fatalf("the late entry posted %d times; %d postings, want %d", got, c.postings(), before+1)
+	}
+	if s := c.ingest(0, "--chunk-size", "100", more)[0]; s.Posted != 0 || s.Duplicates != int64(len(day))+1 {
+		t.Fatalf("the same file again: %+v, want %d duplicates", s, len(day)+1)
+	}
+	if n := c.count(`SELECT count(*) FROM audit_events WHERE tenant_id = $1 AND verdict = 'duplicate' AND existing_posting_id IS NOT NULL`,
+		c.tenant); n != 2*int64(len(day))+1 {
+		t.Fatalf("%d duplicates audited with the posting they met, want %d", n, 2*len(day)+1)
+	}
 }
 
 // lineKeyedMapping maps a CSV without key columns: its rows are keyed by

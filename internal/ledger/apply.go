@@ -29,6 +29,12 @@ type Batch struct {
 	// Held is set by Apply when a check held the file: the reason, a
 	// verdict such as "possible_resend", for the caller to report.
 	Held string
+	// AllPosted is set by Apply when the check for a re-sent file found
+	// every clearing record from the first chunk on already posted under
+	// its key (the same file again): keys are never removed, so no later
+	// chunk has a clearing record to post, and none tries. The caller
+	// keeps it for the chunks that follow.
+	AllPosted bool
 }
 
 // maxLinkDepth bounds the chain return → dishonored → contested.
@@ -62,7 +68,7 @@ func Apply(ctx context.Context, tx pgx.Tx, st *stage.Stage, b *Batch, lo, hi int
 	if err := LockSource(ctx, tx, b, b.Holds.Positional); err != nil {
 		return c, err
 	}
-	if err := applyHolds(ctx, tx, b, lo, hi, first); err != nil {
+	if err := applyHolds(ctx, tx, b, lo, hi, st.Len(), first); err != nil {
 		return c, err
 	}
 	p, err := profile(ctx, tx, lo, hi)
@@ -76,7 +82,7 @@ func Apply(ctx context.Context, tx pgx.Tx, st *stage.Stage, b *Batch, lo, hi int
 		return c, err
 	}
 	var clearingPosted, noticesAdded int64
-	if p.clearing > 0 {
+	if p.clearing > 0 && !b.AllPosted {
 		if err := tx.QueryRow(ctx, postClearing.Call(), b.Tenant, b.RunID, lo, hi, b.Source).Scan(&clearingPosted); err != nil {
 			return c, fmt.Errorf("ledger: post clearing records %d-%d: %w", lo, hi, postClearing.Err(err))
 		}

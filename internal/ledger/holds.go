@@ -69,8 +69,13 @@ const resendDays = "6"
 
 // resendSample is how many new entries are looked at first: a re-sent file
 // matches from its first entry on, and an ordinary file is then spared a
-// probe per entry.
-const resendSample = 200
+// probe per entry. They are looked for in consecutive windows of the stage
+// that grow from resendWindow records by a factor of eight: in a new file
+// the first window holds them, and no record past it is probed or sorted.
+const (
+	resendSample = 200
+	resendWindow = 4 * resendSample
+)
 
 // holdIfResent holds a file whose new entries are, for the most part, the
 // entries of a posted file with only the effective entry date changed:
@@ -79,21 +84,38 @@ const resendSample = 200
 // numbers repeat across days), so each such entry has a new key and would
 // post its money a second time. At least two entries, and at least half of
 // the file's new ones, must match: one recurring payment that happens to
-// match holds nothing. Every new clearing record of the file is then
-// possible_resend, for a person.
-func holdIfResent(ctx context.Context, tx pgx.Tx, b *Batch, lo int64) (bool, error) {
-	held := func(limit *int64) (bool, error) {
-		var n, matched int64
-		if err := tx.QueryRow(ctx, resendMatches.Call(), b.Tenant, b.RunID, b.Source, lo, limit).Scan(&n, &matched); err != nil {
-			return false, fmt.Errorf("ledger: check for a re-sent file: %w", resendMatches.Err(err))
+// match holds nothing. Every new clearing record from lo to end is then
+// possible_resend, for a person. When no clearing record from lo to end is
+// new, b.AllPosted says so.
+func holdIfResent(ctx context.Context, tx pgx.Tx, b *Batch, lo, end int64) (bool, error) {
+	count := func(from, to int64, limit *int64) (n, matched int64, err error) {
+		if err := tx.QueryRow(ctx, resendMatches.Call(), b.Tenant, b.RunID, b.Source, from, to, limit).Scan(&n, &matched); err != nil {
+			return 0, 0, fmt.Errorf("ledger: check for a re-sent file: %w", resendMatches.Err(err))
 		}
-		return matched >= 2 && 2*matched >= n, nil
+		return n, matched, nil
 	}
-	sample := int64(resendSample)
-	if ok, err := held(&sample); !ok || err != nil {
-		return false, err
+	held := func(n, matched int64) bool { return matched >= 2 && 2*matched >= n }
+	// The windows follow each other: the first resendSample new entries of
+	// the file are those of the windows in turn.
+	var n, matched int64
+	for from, w := lo, int64(resendWindow); ; from, w = from+w, w*8 {
+		to := min(from+w-1, end)
+		left := resendSample - n
+		wn, wm, err := count(from, to, &left)
+		if err != nil {
+			return false, err
+		}
+		n, matched = n+wn, matched+wm
+		if n >= resendSample || to == end {
+			b.AllPosted = n == 0 && to == end
+			break
+		}
 	}
-	if ok, err := held(nil); !ok || err != nil {
+	if !held(n, matched) {
+		return false, nil
+	}
+	n, matched, err := count(lo, end, nil)
+	if err != nil || !held(n, matched) {
 		return false, err
 	}
 	if _, err := tx.Exec(ctx, holdResent.Call(), b.Tenant, b.RunID, lo); err != nil {
@@ -102,15 +124,16 @@ func holdIfResent(ctx context.Context, tx pgx.Tx, b *Batch, lo int64) (bool, err
 	return true, nil
 }
 
-// resendMatchesStatement counts the new clearing records from $4 on (the
-// first $5 of them, or all when $5 is null) and how many of them match a
-// posted entry of source $3 on everything but the date.
+// resendMatchesStatement counts the new clearing records of $4..$5 (the
+// first $6 of them, or all when $6 is null) and how many of them match a
+// posted entry of source $3 on everything but the date. A record without a
+// reference is counted, and matches none.
 const resendMatchesStatement = `
 SELECT count(*) AS n, count(m.found) AS matched
   FROM (SELECT s.* FROM record_stage s
           LEFT JOIN LATERAL (SELECT 1 AS found FROM postings p WHERE p.tenant_id = $1 AND p.posting_key = s.own_key LIMIT 1) k ON true
-         WHERE s.seq >= $4 AND s.kind = 'clearing' AND s.outcome IS NULL AND s.reference IS NOT NULL AND k.found IS NULL
-         ORDER BY s.seq LIMIT $5) s
+         WHERE s.seq BETWEEN $4 AND $5 AND s.kind = 'clearing' AND s.outcome IS NULL AND k.found IS NULL
+         ORDER BY s.seq LIMIT $6) s
   LEFT JOIN LATERAL (
        SELECT 1 AS found FROM postings p
         WHERE p.reference = s.reference AND p.tenant_id = $1 AND p.source = $3 AND p.kind = 'clearing'
@@ -134,9 +157,9 @@ UPDATE record_stage s SET outcome = 'possible_resend' FROM k WHERE k.seq = s.seq
 // applyHolds runs b's checks for the chunk lo..hi and names in b.Held the
 // verdict of a check that held the file. Records an earlier chunk held keep
 // their outcome; the checks only add to them.
-func applyHolds(ctx context.Context, tx pgx.Tx, b *Batch, lo, hi int64, first bool) error {
+func applyHolds(ctx context.Context, tx pgx.Tx, b *Batch, lo, hi, end int64, first bool) error {
 	if b.Holds.Resends && first {
-		held, err := holdIfResent(ctx, tx, b, lo)
+		held, err := holdIfResent(ctx, tx, b, lo, end)
 		if err != nil {
 			return err
 		}

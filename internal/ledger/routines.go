@@ -18,7 +18,7 @@ import (
 var (
 	lockSource    = db.Routine{Name: "clearing_lock_source", Args: "text, bigint, text, boolean", Returns: "void", Body: lockSourceStatement}
 	holdShifted   = db.Routine{Name: "clearing_hold_shifted", Args: "text, bigint, bigint, bigint, bigint", Returns: "boolean", Body: holdShiftedStatement}
-	resendMatches = db.Routine{Name: "clearing_resend_matches", Args: "text, bigint, text, bigint, bigint", Returns: "TABLE (n bigint, matched bigint)", Body: resendMatchesStatement}
+	resendMatches = db.Routine{Name: "clearing_resend_matches", Args: "text, bigint, text, bigint, bigint, bigint", Returns: "TABLE (n bigint, matched bigint)", Body: resendMatchesStatement}
 	holdResent    = db.Routine{Name: "clearing_hold_resent", Args: "text, bigint, bigint", Returns: "void", Body: holdResentStatement}
 	settleLate    = db.Routine{Name: "clearing_settle_late", Args: "text, bigint, text, bigint, bigint", Returns: "boolean", Body: settleLateStatement}
 	postClearing  = db.Routine{Name: "clearing_post_clearing", Args: "text, bigint, bigint, bigint, text", Returns: "SETOF bigint", Body: insertClearing}
