@@ -209,9 +209,13 @@ SELECT d.class, d.reason, d.is_break, d.explanation, d.reference, coalesce(d.cor
   JOIN reconciliations rr ON rr.tenant_id = d.tenant_id AND rr.id = d.run_id
   LEFT JOIN runs lr ON lr.tenant_id = d.tenant_id AND lr.id = d.ledger_run_id
   LEFT JOIN runs sr ON sr.tenant_id = d.tenant_id AND sr.id = d.statement_run_id
-  -- A break's place in the inventory, as it stands now.
-  LEFT JOIN breaks b ON d.is_break AND b.tenant_id = d.tenant_id AND b.source = rr.source AND b.class = d.class
-                    AND b.item_key = coalesce(d.posting_key, d.line_key, d.reference)
+  -- A break's place in the inventory, as it stands now: a probe of its
+  -- key per discrepancy (as a plain join, a planner without statistics on
+  -- a new run's rows scanned the source's breaks once per discrepancy).
+  LEFT JOIN LATERAL (SELECT b.status, b.first_seen FROM breaks b
+                      WHERE d.is_break AND b.tenant_id = $1 AND b.source = rr.source AND b.class = d.class
+                        AND b.item_key = coalesce(d.posting_key, d.line_key, d.reference)
+                      LIMIT 1) b ON true
   -- The break's correction as it stands now, and who rejected it and why.
   LEFT JOIN corrections c ON c.tenant_id = d.tenant_id AND c.correction_key = d.correction_key
   LEFT JOIN LATERAL (SELECT cd.operator, cd.login, cd.db_role, cd.reason, cd.decided_at

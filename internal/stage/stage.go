@@ -120,9 +120,9 @@ func (s *Stage) Len() int64 { return s.n }
 // Load streams records into the stage with COPY, numbering them from 1 in
 // the order next yields them. next returns (nil, nil) after the last record;
 // an error from next aborts the COPY and leaves the stage empty. next runs on
-// a goroutine of its own, a batch ahead of the COPY, so that parsing a file
-// and sending it overlap; it is never called concurrently, and not at all
-// once Load has returned.
+// a goroutine of its own, a few batches ahead of the COPY, so that parsing
+// a file and sending it overlap; it is never called concurrently, and not
+// at all once Load has returned.
 func (s *Stage) Load(ctx context.Context, next func() (*formats.Record, error)) (int64, error) {
 	src := newRecordSource(next)
 	n, err := s.conn.CopyFrom(ctx, pgx.Identifier{Table}, stageColumns, src)
@@ -145,24 +145,27 @@ ANALYZE record_stage (seq, kind, link_depth, own_key)`); err != nil {
 	return n, nil
 }
 
-// rowBatch is how many rows the producer hands over at a time: enough to
+// rowBatch is how many records the reader hands over at a time: enough to
 // make the hand-over cheap, few enough that memory stays small.
 const rowBatch = 512
 
-// batch is a run of staged rows, or the error that ended reading.
+// batch is a run of records read, or the error that ended reading.
 type batch struct {
-	rows [][]any
+	recs []*formats.Record
 	err  error
 }
 
-// recordSource adapts a pull function to pgx.CopyFromSource, pulling on a
-// goroutine of its own.
+// recordSource adapts a pull function to pgx.CopyFromSource. The file is
+// read on a goroutine of its own, a few batches ahead; each record's row
+// (its digest, its columns) is built on the COPY's side, so that reading
+// and building share the two halves of the work.
 type recordSource struct {
 	batches chan batch
 	done    chan struct{}
 	exited  chan struct{}
-	cur     [][]any
+	cur     []*formats.Record
 	i       int
+	seq     int64
 	row     []any
 	err     error
 }
@@ -176,8 +179,7 @@ func newRecordSource(next func() (*formats.Record, error)) *recordSource {
 func (r *recordSource) produce(next func() (*formats.Record, error)) {
 	defer close(r.exited)
 	defer close(r.batches)
-	var seq int64
-	rows := make([][]any, 0, rowBatch)
+	recs := make([]*formats.Record, 0, rowBatch)
 	send := func(b batch) bool {
 		select {
 		case r.batches <- b:
@@ -189,22 +191,21 @@ func (r *recordSource) produce(next func() (*formats.Record, error)) {
 	for {
 		rec, err := next()
 		if err != nil {
-			send(batch{rows: rows, err: err})
+			send(batch{recs: recs, err: err})
 			return
 		}
 		if rec == nil {
-			if len(rows) > 0 {
-				send(batch{rows: rows})
+			if len(recs) > 0 {
+				send(batch{recs: recs})
 			}
 			return
 		}
-		seq++
-		rows = append(rows, stageRow(seq, rec))
-		if len(rows) == rowBatch {
-			if !send(batch{rows: rows}) {
+		recs = append(recs, rec)
+		if len(recs) == rowBatch {
+			if !send(batch{recs: recs}) {
 				return
 			}
-			rows = make([][]any, 0, rowBatch)
+			recs = make([]*formats.Record, 0, rowBatch)
 		}
 	}
 }
@@ -228,9 +229,11 @@ func (r *recordSource) Next() bool {
 		if !ok {
 			return false
 		}
-		r.cur, r.i, r.err = b.rows, 0, b.err
+		r.cur, r.i, r.err = b.recs, 0, b.err
 	}
-	r.row = r.cur[r.i]
+	r.seq++
+	r.row = stageRow(r.seq, r.cur[r.i])
+	r.cur[r.i] = nil
 	r.i++
 	return true
 }
