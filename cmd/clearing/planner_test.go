@@ -75,3 +75,4 @@ func TestIngestForATenantTheStatisticsDoNotKnowStaysLinear(t *testing.T) {
 		t.Fatal("the two tenants' ledgers differ")
 	}
 }
+
