@@ -75,4 +75,3 @@ func TestIngestForATenantTheStatisticsDoNotKnowStaysLinear(t *testing.T) {
 		t.Fatal("the two tenants' ledgers differ")
 	}
 }
-
