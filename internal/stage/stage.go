@@ -60,7 +60,7 @@ CREATE TEMP TABLE IF NOT EXISTS record_stage (
     -- clearing record (a late arrival), or that it conflicts with.
     settles_id     bigint,
     outcome        text
-)`
+) WITH (fillfactor = 75)`
 
 // grantOwner grants the owner of the ledger's tables SELECT on the stage,
 // unless that owner is the session's own role.
