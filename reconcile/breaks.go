@@ -27,10 +27,16 @@ const (
 	BreakClosed       = "closed"
 )
 
-// trackBreaks records the run's breaks: $1 tenant, $2 run, $3 source. A
-// break seen again keeps its identity and, when it was acknowledged at the
-// same amount, its acknowledgement; with another amount, or after it was
-// closed, it is open again. Every break the run saw then has last_run $2.
+// trackBreaks records the run's breaks: $1 tenant, $2 run, $3 source, $4
+// and $5 the period. A break seen again keeps its identity and, when it was
+// acknowledged at the same amount, its acknowledgement; with another amount,
+// or after it was closed, it is open again. The open breaks of the period
+// that the run did not see are closed; they are told by NOT IN, which
+// PostgreSQL answers from a hash of the run's breaks, where NOT EXISTS was
+// planned as a nested loop, once per break for every break (1,921 breaks:
+// 286 ms). Both live in one statement: Citus plans an INSERT ... SELECT of a
+// distributed table that stands alone on the coordinator, where the caller
+// may not use the table's id sequence.
 const trackBreaks = `
 WITH cur AS (
     SELECT d.class, coalesce(d.posting_key, d.line_key, d.reference) AS item_key,
@@ -44,27 +50,22 @@ WITH cur AS (
       FROM discrepancies d
      WHERE d.tenant_id = $1 AND d.run_id = $2 AND d.is_break
      GROUP BY 1, 2
+), seen AS (
+    INSERT INTO breaks AS b (tenant_id, source, class, item_key, currency, value_date, amount, first_run, last_run, last_seen)
+    SELECT $1, $3, class, item_key, currency, value_date, amount, $2, $2, now() FROM cur
+     ORDER BY class, item_key
+    ON CONFLICT (tenant_id, source, class, item_key) DO UPDATE
+       SET last_run = EXCLUDED.last_run, last_seen = EXCLUDED.last_seen, seen_in_runs = b.seen_in_runs + 1,
+           amount = EXCLUDED.amount, currency = EXCLUDED.currency, value_date = EXCLUDED.value_date,
+           status = CASE WHEN b.status = 'acknowledged' AND b.acked_amount = EXCLUDED.amount THEN 'acknowledged' ELSE 'open' END,
+           acked_amount = CASE WHEN b.status = 'acknowledged' AND b.acked_amount = EXCLUDED.amount THEN b.acked_amount END,
+           closed_run = NULL
+    RETURNING 1
 )
-INSERT INTO breaks AS b (tenant_id, source, class, item_key, currency, value_date, amount, first_run, last_run, last_seen)
-SELECT $1, $3, class, item_key, currency, value_date, amount, $2, $2, now() FROM cur
- ORDER BY class, item_key
-ON CONFLICT (tenant_id, source, class, item_key) DO UPDATE
-   SET last_run = EXCLUDED.last_run, last_seen = EXCLUDED.last_seen, seen_in_runs = b.seen_in_runs + 1,
-       amount = EXCLUDED.amount, currency = EXCLUDED.currency, value_date = EXCLUDED.value_date,
-       status = CASE WHEN b.status = 'acknowledged' AND b.acked_amount = EXCLUDED.amount THEN 'acknowledged' ELSE 'open' END,
-       acked_amount = CASE WHEN b.status = 'acknowledged' AND b.acked_amount = EXCLUDED.amount THEN b.acked_amount END,
-       closed_run = NULL`
-
-// closeBreaks closes, after trackBreaks, the open breaks of source $3 in
-// the period $4..$5 that run $2 did not see. It is a statement of its own,
-// which sees what trackBreaks wrote: each break is then told by its own
-// row, where a comparison with the run's breaks in the same statement was
-// planned as a nested loop, once per break for every break.
-const closeBreaks = `
 UPDATE breaks b
    SET status = 'closed', closed_run = $2, acked_amount = NULL
  WHERE b.tenant_id = $1 AND b.source = $3 AND b.status <> 'closed' AND b.value_date BETWEEN $4 AND $5
-   AND b.last_run <> $2`
+   AND (b.class, b.item_key) NOT IN (SELECT c.class, c.item_key FROM cur c)`
 
 // Break is one break of the inventory.
 type Break struct {

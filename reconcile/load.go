@@ -213,7 +213,7 @@ SELECT d.class, d.reason, d.is_break, d.explanation, d.reference, coalesce(d.cor
   -- key per discrepancy (as a plain join, a planner without statistics on
   -- a new run's rows scanned the source's breaks once per discrepancy).
   LEFT JOIN LATERAL (SELECT b.status, b.first_seen FROM breaks b
-                      WHERE d.is_break AND b.tenant_id = $1 AND b.source = rr.source AND b.class = d.class
+                      WHERE d.is_break AND b.tenant_id = d.tenant_id AND b.source = rr.source AND b.class = d.class
                         AND b.item_key = coalesce(d.posting_key, d.line_key, d.reference)
                       LIMIT 1) b ON true
   -- The break's correction as it stands now, and who rejected it and why.

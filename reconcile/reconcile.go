@@ -198,8 +198,7 @@ SELECT max(last_date) FILTER (WHERE side = 'statement'),
 		{"report unbalanced statements", storeUnbalanced, []any{o.Tenant, runID, o.Source, o.From, o.To}},
 	}
 	if propose {
-		steps = append(steps, step{"track breaks", trackBreaks, []any{o.Tenant, runID, o.Source}},
-			step{"close breaks", closeBreaks, []any{o.Tenant, runID, o.Source, o.From, o.To}})
+		steps = append(steps, step{"track breaks", trackBreaks, []any{o.Tenant, runID, o.Source, o.From, o.To}})
 	}
 	if err := run(ctx, tx, steps); err != nil {
 		return 0, err

@@ -21,6 +21,11 @@ import (
 // each other's rows.
 const Table = "record_stage"
 
+// createStage leaves a quarter of each page free (fillfactor 75): applying
+// a chunk marks its staged records (originals found, holds, settlements),
+// and a record updated in its own page stays where the seq BRIN says it is.
+// Moved to a new page at the end of the table, it would be outside every
+// summarised range, and each later chunk's scan would read it again.
 const createStage = `
 CREATE TEMP TABLE IF NOT EXISTS record_stage (
     seq            bigint  NOT NULL,
