@@ -225,9 +225,10 @@ func TestARedatedResendAfterManyDuplicatesIsHeld(t *testing.T) {
 }
 
 // A re-ingest whose every entry is posted skips the posting statement for
-// all its chunks (ledger.Batch.AllPosted); the same file with one entry
-// more at its very end, past the check's first windows, posts that one, and
-// the same file again audits every entry, with the posting it met.
+// all its chunks (ledger.Batch.AllPosted). This test holds what that must
+// not change, not the skip itself: the same file with one entry more at its
+// very end, past the check's first windows, posts that one, and the same
+// file again audits every entry, with the posting it met.
 func TestTheSameFileWithOneEntryMorePostsIt(t *testing.T) {
 	t.Parallel()
 	c := newCLI(t)
