@@ -232,14 +232,15 @@ func (o GenerateOptions) Generate() iter.Seq[Entry] {
 			if o.Company != "" {
 				c = genCompany{o.Company, "CO " + o.Company, moov.PPD, genCompanies[0].odfi}
 			}
-			// Trace sequence numbers have seven digits; past ten million
-			// the dates move on a week so that keys stay unique.
+			// Trace sequence numbers run from 1 to maxTraceSequence; past
+			// it they start again and the dates move on a week, so that
+			// keys stay unique.
 			n := start + i
-			days := (run/len(genCompanies))%5 + 7*(n/(maxTraceSequence+1))
+			days := (run/len(genCompanies))%5 + 7*(n/maxTraceSequence)
 			e := Entry{
 				SEC: c.sec, CompanyID: c.id, CompanyName: c.name,
 				EffectiveDate: date.AddDate(0, 0, days), ODFI: c.odfi,
-				Trace:   fmt.Sprintf("%s%07d", c.odfi, n%(maxTraceSequence+1)+1),
+				Trace:   fmt.Sprintf("%s%07d", c.odfi, n%maxTraceSequence+1),
 				RDFI:    rdfis[rng.IntN(len(rdfis))],
 				Account: fmt.Sprintf("%0*d", 8+rng.IntN(5), rng.Int64N(1_000_000_000_000)),
 				Name:    fmt.Sprintf("CUSTOMER %07d", rng.IntN(10_000_000)),

@@ -295,6 +295,32 @@ func writeChanged(w io.Writer, change func(*Entry)) error {
 	return WriteEntries(w, DefaultHeader(testCreated), slices.Values(e))
 }
 
+// Past the last sequence number a trace holds (9,999,999: a file of ten
+// million entries reaches it), sequences start again at 1 a week later:
+// every trace stays 15 digits and every key unique, and the file reads.
+func TestGenerateWrapsTheTraceSequence(t *testing.T) {
+	es := slices.Collect(GenerateOptions{Seed: 1, Entries: 4, TraceStart: maxTraceSequence - 1}.Generate())
+	want := []string{"9999998", "9999999", "0000001", "0000002"}
+	keys := map[string]bool{}
+	for i, e := range es {
+		if len(e.Trace) != 15 || e.Trace[8:] != want[i] {
+			t.Errorf("entry %d: trace %s, want the sequence %s", i, e.Trace, want[i])
+		}
+		if keys[e.Key()] {
+			t.Errorf("entry %d: key %s repeats", i, e.Key())
+		}
+		keys[e.Key()] = true
+	}
+	if got := es[2].EffectiveDate.Sub(es[1].EffectiveDate); got != 7*24*time.Hour {
+		t.Errorf("the wrapped sequence is %v after the last, want a week", got)
+	}
+	data := write(t, func(w io.Writer) error { return WriteEntries(w, DefaultHeader(testCreated), slices.Values(es)) })
+	checkWithMoov(t, data)
+	if recs := mustRead(t, data); len(recs) != len(es) {
+		t.Fatalf("read %d records, want %d", len(recs), len(es))
+	}
+}
+
 // Files generated with another date, company or trace start share no key
 // with the default file, and the default options are GenerateEntries.
 func TestGenerateOptionsSeparateTheKeys(t *testing.T) {
