@@ -194,8 +194,11 @@ SELECT currency, class, ledger_items, statement_lines, ledger_amount, statement_
 	return nil
 }
 
-func loadDiscrepancies(ctx context.Context, q ledger.Querier, tenant string, runID int64) ([]report.Discrepancy, error) {
-	rows, err := q.Query(ctx, `
+// discrepanciesOfRun reads a stored run's discrepancies, in order, with
+// what the report shows beside each: the files of its two sides, its place
+// in the break inventory and its correction as they stand now. $1 tenant,
+// $2 run.
+const discrepanciesOfRun = `
 SELECT d.class, d.reason, d.is_break, d.explanation, d.reference, coalesce(d.correction_key, ''),
        d.posting_key, coalesce(d.posting_kind, ''), coalesce(lr.file_name, ''), coalesce(d.ledger_line, 0),
        d.ledger_amount, coalesce(d.ledger_currency, ''), d.ledger_date,
@@ -230,7 +233,10 @@ SELECT d.class, d.reason, d.is_break, d.explanation, d.reference, coalesce(d.cor
                         AND cd.decision = 'reject'
                       ORDER BY cd.decided_at, cd.id LIMIT 1) rj ON true
  WHERE d.tenant_id = $1 AND d.run_id = $2
- ORDER BY d.seq`, tenant, runID)
+ ORDER BY d.seq`
+
+func loadDiscrepancies(ctx context.Context, q ledger.Querier, tenant string, runID int64) ([]report.Discrepancy, error) {
+	rows, err := q.Query(ctx, discrepanciesOfRun, tenant, runID)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: load discrepancies: %w", err)
 	}
