@@ -14,7 +14,7 @@ const howAndWhat = `
 make bench                    # 1,000,000 records per file, every figure 3 times; about 25 minutes on 2 cores today
 make bench BENCH_FLAGS='-records 20000 -runs 1' BENCH_OUT=   # a quick run, no file written
 make bench-check              # the independent check at 200,000 ACH entries (below); prints its table
-make bench-scale              # 10,000,000 ACH entries against 1,000,000; writes docs/BENCHMARKS-scale.md
+make bench-scale              # 9,980,000 ACH entries against 998,000; writes docs/BENCHMARKS-scale.md
 ` + "```" + `
 
 Flags of ` + bq + `go run ./cmd/bench` + bq + `: ` + bq + `-clearing PATH` + bq + ` (the binary to measure), ` + bq + `-out PATH` + bq + ` (this file; empty
@@ -79,7 +79,7 @@ median. Only the ratios are compared with the targets; absolute figures depend o
   ` + bq + `clearing` + bq + ` process (the kernel's own accounting; without GNU time, the same number from
   ` + bq + `wait4` + bq + `), the highest of the runs against the limit of 64 MiB. The server's memory is not
   included: clearing talks to it over a socket. Flat in file size: the ACH ingest of N entries
-  against that of N/10, below 1.2x (` + bq + `make bench-scale` + bq + ` compares 10,000,000 with 1,000,000 for every
+  against that of N/10, below 1.2x (` + bq + `make bench-scale` + bq + ` compares 9,980,000 with 998,000 for every
   command).
 - **Reconciliation, seconds.** A statement of the ACH source is written while the ACH file is
   read in run 1: one CSV line per posting with 1% of breaks planted by a seeded draw per posting
@@ -116,13 +116,13 @@ const scaleAbout = `
 ## How to run
 
 ` + "```" + `
-make bench-scale                                    # 10,000,000 ACH entries against 1,000,000
+make bench-scale                                    # 9,980,000 ACH entries against 998,000
 go run ./cmd/bench -scale -records 20000 -out ''    # the same steps at 20,000 and 2,000, no file written
 ` + "```" + `
 
 It is not part of CI. Before it starts it checks that the generated files' folder and, for a
-throw-away cluster, the temporary folder have about 2.5 KB free per record (25 GiB at 10,000,000
-plus 1,000,000), and fails otherwise; each size's files are removed as soon as its commands have
+throw-away cluster, the temporary folder have about 2.5 KB free per record (25 GiB at 9,980,000
+plus 998,000), and fails otherwise; each size's files are removed as soon as its commands have
 run, and the cluster at the end. A command may run for up to 3 hours (` + bq + `-command-timeout` + bq + `). The other
 flags are those of ` + bq + `make bench` + bq + ` (docs/BENCHMARKS.md).
 

@@ -21,10 +21,12 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/clearing-dev/clearing/formats/ach"
 )
 
 // The modes of the program: the bench of every figure against its
-// baselines, the scale run at ten million records, and the independent
+// baselines, the scale run at the most entries one ACH file holds, and the independent
 // check at 200,000 ACH entries.
 const (
 	modeBench = "bench"
@@ -67,12 +69,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var scale, check bool
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.BoolVar(&scale, "scale", false, "the scale run: ACH ingest, re-ingest, statement import and reconciliation at -records and at a tenth of it (default 10,000,000)")
+	fs.BoolVar(&scale, "scale", false, "the scale run: ACH ingest, re-ingest, statement import and reconciliation at -records and at a tenth of it (default 9,980,000, the most one ACH file holds)")
 	fs.BoolVar(&check, "check", false, "the independent check: ingest, re-ingest and reconcile of -records ACH entries (default 200,000) against a COPY of the postings they wrote and a bare join")
 	fs.StringVar(&o.clearing, "clearing", "bin/clearing", "the clearing binary to measure")
 	fs.StringVar(&o.out, "out", "docs/BENCHMARKS.md", "markdown file for the results; empty writes none (-scale: docs/BENCHMARKS-scale.md; -check: none)")
 	fs.StringVar(&o.databaseURL, "database-url", "", "PostgreSQL to use (else CLEARING_BENCH_DATABASE_URL, else a throw-away embedded cluster)")
-	fs.IntVar(&o.records, "records", 1_000_000, "records in each generated file (-scale: 10,000,000; -check: 200,000)")
+	fs.IntVar(&o.records, "records", 1_000_000, "records in each generated file (-scale: 9,980,000; -check: 200,000)")
 	fs.IntVar(&o.runs, "runs", 3, "times each figure is measured; the report gives the median and the range (-scale: always 1)")
 	fs.StringVar(&o.work, "work", "", "folder for the generated files (default: a temporary folder)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the generated files")
@@ -90,7 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, err
 	case scale:
 		o.mode, o.runs = modeScale, 1
-		defaults(set, &o.records, 10_000_000, &o.out, "docs/BENCHMARKS-scale.md")
+		defaults(set, &o.records, ach.MaxEntries, &o.out, "docs/BENCHMARKS-scale.md")
 		if !set["command-timeout"] {
 			o.timeout = 3 * time.Hour
 		}
@@ -100,6 +102,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.databaseURL == "" {
 		o.databaseURL = os.Getenv("CLEARING_BENCH_DATABASE_URL")
+	}
+	if o.mode == modeScale && o.records > ach.MaxEntries {
+		err := fmt.Errorf("%w: -records %d: one ACH file holds at most %d entries", errUsage, o.records, ach.MaxEntries)
+		fmt.Fprintln(stderr, err)
+		return o, err
 	}
 	if fs.NArg() > 0 || o.records < 1000 || o.runs < 1 || o.timeout <= 0 {
 		err := fmt.Errorf("%w: -records must be at least 1000, -runs and -command-timeout positive, and no arguments are taken", errUsage)

@@ -12,14 +12,16 @@ import (
 )
 
 // The scale run measures the four commands that a ledger of ten million
-// records lives by, at -records (default 10,000,000) and at a tenth of it,
-// in one run on one server: ACH ingest of a new file, its re-ingest, the
-// import of a statement with a line per posting, and the reconciliation of
-// the two. Each is timed as a whole process with its peak RSS from the
-// OS's accounting. The figure is the cost per record at the large size
-// against the small one: nothing quadratic, nothing that grows with the
-// ledger. The large size runs second, on a ledger that holds the small
-// one's rows already, so a flat cost is not flattered by an empty ledger.
+// records lives by, at -records (default ach.MaxEntries, 9,980,000: the most
+// one ACH file holds, its control counting blocks of ten records in six
+// digits) and at a tenth of it, in one run on one server: ACH ingest of a
+// new file, its re-ingest, the import of a statement with a line per
+// posting, and the reconciliation of the two. Each is timed as a whole
+// process with its peak RSS from the OS's accounting. The figure is the
+// cost per record at the large size against the small one: nothing
+// quadratic, nothing that grows with the ledger. The large size runs
+// second, on a ledger that holds the small one's rows already, so a flat
+// cost is not flattered by an empty ledger.
 const (
 	scaleCostTarget = 1.3 // per-record cost, large size over small
 	// scaleBytesPerRecord is what one record of the large size needs on

@@ -114,7 +114,11 @@ before --date.
 An entry's key is its company, effective date and trace number: files of
 another --date, --company or --trace-start share no key, so a day's file and
 the next day's post side by side instead of conflicting. With --company, every
-entry is the PPD entry of that one originator.`,
+entry is the PPD entry of that one originator.
+
+A file holds at most 9,980,000 entries: its control counts blocks of ten
+records in six digits. Amounts run up to 5,000.00, and up to 500.00 from the
+4,000,000th entry on, so that the control totals keep to their twelve digits.`,
 		Example: `  clearing generate ach --entries 1000000 --out big.ach
   clearing generate ach --date 2026-03-02 --company 1111111111 --entries 200 --out day1.ach
   clearing generate ach --date 2026-03-03 --company 1111111111 --trace-start 201 --seed 2 --entries 200 --out day2.ach`,

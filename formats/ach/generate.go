@@ -173,11 +173,19 @@ type GenerateOptions struct {
 // maxTraceSequence is the largest sequence number a trace number holds.
 const maxTraceSequence = 9_999_999
 
+// MaxEntries is the most entries the generator writes in one file: the
+// file control counts its blocks of ten records in six digits, so a file
+// of entries in batches of 1,000 ends below 10,000,000 entries.
+const MaxEntries = 9_980_000
+
 // Check reports what keeps o from describing valid entries.
 func (o GenerateOptions) Check() error {
 	switch {
 	case o.Entries < 0:
 		return fmt.Errorf("ach: generator: %d entries", o.Entries)
+	case o.Entries > MaxEntries:
+		return fmt.Errorf("ach: generator: %d entries: one file holds at most %d (its control counts blocks of ten records in six digits)",
+			o.Entries, MaxEntries)
 	case o.Company != "" && !validCompany(o.Company):
 		return fmt.Errorf("ach: generator: company identification %q is not 10 digits or capital letters", o.Company)
 	case o.TraceStart < 0 || o.TraceStart > maxTraceSequence:
@@ -255,13 +263,25 @@ func (o GenerateOptions) Generate() iter.Seq[Entry] {
 			if rng.IntN(100) < 3 {
 				e.TransactionCode++ // the prenote code follows the live one: 22 -> 23, 27 -> 28
 			} else {
-				e.Amount = 1 + rng.Int64N(500_000)
+				e.Amount = 1 + rng.Int64N(genAmountRange(n))
 			}
 			if !yield(e) {
 				return
 			}
 		}
 	}
+}
+
+// genAmountRange is how many amounts, in cents from 1 up, the n-th
+// entry's amount is drawn from: up to $5,000, and up to $500 from the
+// 4,000,000th entry on, so that a file of up to about 9,980,000 entries
+// (the most a file control counts) keeps its credits and its debits
+// within the twelve digits of their totals.
+func genAmountRange(n int) int64 {
+	if n >= 4_000_000 {
+		return 50_000
+	}
+	return 500_000
 }
 
 // batchKey is what makes consecutive entries share a batch.
@@ -361,6 +381,29 @@ func (fw *fileWriter) fail(err error) {
 	}
 }
 
+// The widths of a control record's counts and totals. A file beyond them
+// cannot be written: moov-io/ach would keep only their last digits, and a
+// reader that adds the entries up rejects the file.
+const (
+	maxControlAmount = 999_999_999_999 // twelve digits: $9,999,999,999.99
+	maxBatchEntries  = 999_999         // a batch's entry and addenda count
+	maxFileEntries   = 99_999_999      // a file's entry and addenda count
+	maxFileBlocks    = 999_999         // batches, and blocks of ten records
+)
+
+// checkControl reports what of a control record's totals does not fit its
+// fields; of is "the batch" or "the file".
+func checkControl(of string, t totals, countLimit int64) error {
+	switch {
+	case t.debit > maxControlAmount || t.credit > maxControlAmount:
+		return fmt.Errorf("ach: generator: %s debits %d and credits %d (cents): a control total holds twelve digits; write fewer entries or smaller amounts",
+			of, t.debit, t.credit)
+	case t.count > countLimit:
+		return fmt.Errorf("ach: generator: %s holds %d entry and addenda records, more than its control's %d", of, t.count, countLimit)
+	}
+	return nil
+}
+
 // close ends the file: the last batch control, the file control and the
 // filler that completes the last block of ten records.
 func (fw *fileWriter) close() error {
@@ -372,6 +415,13 @@ func (fw *fileWriter) close() error {
 		return errors.New("ach: generator: a file needs at least one entry")
 	}
 	blocks := (fw.lines + 1 + 9) / 10
+	if err := checkControl("the file", fw.file, maxFileEntries); err != nil {
+		return err
+	}
+	if fw.batches > maxFileBlocks || blocks > maxFileBlocks {
+		return fmt.Errorf("ach: generator: %d batches in %d blocks of ten records: a file control holds six digits for each (at most about 9,980,000 entries in batches of 1,000)",
+			fw.batches, blocks)
+	}
 	if fw.adv {
 		fc := moov.NewADVFileControl()
 		fc.BatchCount, fc.BlockCount, fc.EntryAddendaCount = fw.batches, blocks, int(fw.file.count)

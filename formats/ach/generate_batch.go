@@ -49,6 +49,10 @@ func (fw *fileWriter) closeBatch() {
 	}
 	fw.open = false
 	k, t := fw.key, fw.batch
+	if err := checkControl("the batch", t, maxBatchEntries); err != nil {
+		fw.fail(err)
+		return
+	}
 	switch k.kind {
 	case kindADV:
 		bc := moov.NewADVBatchControl()

@@ -321,6 +321,40 @@ func TestGenerateWrapsTheTraceSequence(t *testing.T) {
 	}
 }
 
+// A file whose control totals would not fit their twelve digits is
+// refused, not written with its totals cut to their last digits (which
+// moov-io/ach would do, and which the Reader then rejects).
+func TestWriteRefusesTotalsBeyondTheControlRecord(t *testing.T) {
+	var es []Entry
+	for e := range GenerateEntries(1, 10_500) {
+		if e.Amount > 0 {
+			e.TransactionCode, e.Amount = 22, 99_999_999 // the largest credit an entry holds
+			es = append(es, e)
+		}
+	}
+	if int64(len(es))*99_999_999 <= maxControlAmount {
+		t.Fatalf("%d entries do not pass the limit", len(es))
+	}
+	err := WriteEntries(io.Discard, DefaultHeader(testCreated), slices.Values(es))
+	if err == nil || !strings.Contains(err.Error(), "twelve digits") {
+		t.Fatalf("WriteEntries: %v, want the file's credits refused", err)
+	}
+	for _, tc := range []struct {
+		t     totals
+		limit int64
+		ok    bool
+	}{
+		{totals{count: 10, debit: maxControlAmount, credit: maxControlAmount}, maxFileEntries, true},
+		{totals{count: 10, credit: maxControlAmount + 1}, maxFileEntries, false},
+		{totals{count: 10, debit: maxControlAmount + 1}, maxFileEntries, false},
+		{totals{count: maxBatchEntries + 1}, maxBatchEntries, false},
+	} {
+		if err := checkControl("the file", tc.t, tc.limit); (err == nil) != tc.ok {
+			t.Errorf("checkControl(%+v, %d): %v", tc.t, tc.limit, err)
+		}
+	}
+}
+
 // Files generated with another date, company or trace start share no key
 // with the default file, and the default options are GenerateEntries.
 func TestGenerateOptionsSeparateTheKeys(t *testing.T) {
@@ -371,7 +405,7 @@ func TestGenerateOptionsSeparateTheKeys(t *testing.T) {
 			}
 		}
 	}
-	for _, o := range []GenerateOptions{{Entries: -1}, {Company: "ACME"}, {Company: "acme000000"}, {TraceStart: 10_000_000}, {TraceStart: -1}} {
+	for _, o := range []GenerateOptions{{Entries: -1}, {Company: "ACME"}, {Company: "acme000000"}, {TraceStart: 10_000_000}, {TraceStart: -1}, {Entries: MaxEntries + 1}} {
 		if o.Check() == nil {
 			t.Errorf("%+v: Check accepts it", o)
 		}
