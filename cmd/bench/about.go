@@ -106,7 +106,7 @@ the bench's own baseline as well as the ledger.
 
 ## At scale
 
-` + bq + `make bench-scale` + bq + ` writes docs/BENCHMARKS-scale.md, a file of its own: it takes 20 to 30 minutes and
+` + bq + `make bench-scale` + bq + ` writes docs/BENCHMARKS-scale.md, a file of its own: it took 33 minutes on this machine and
 about 25 GiB of disk, so it is run apart from ` + bq + `make bench` + bq + ` and not in CI, and a file of its own lets
 each run rewrite its results without touching the other's.
 `
