@@ -215,6 +215,15 @@ func TestStatementPlantsOnePercent(t *testing.T) {
 	}
 }
 
+// A changed amount is never zero, which would make the line a notice.
+func TestChangedAmountIsNeverZero(t *testing.T) {
+	for _, c := range []struct{ amount, delta, want int64 }{{-500, 500, 1}, {-500, 499, -1}, {100, 7, 107}} {
+		if got := changedAmount(c.amount, c.delta); got != c.want {
+			t.Errorf("changedAmount(%d, %d) = %d, want %d", c.amount, c.delta, got, c.want)
+		}
+	}
+}
+
 func countLines(t *testing.T, path string) int64 {
 	t.Helper()
 	f, err := os.Open(path)
