@@ -13,10 +13,10 @@ import (
 
 // The scale run measures the four commands that a ledger of ten million
 // records lives by, at -records (default ach.MaxEntries, 9,980,000: the most
-// one ACH file holds, its control counting blocks of ten records in six
-// digits) and at a tenth of it, in one run on one server: ACH ingest of a
-// new file, its re-ingest, the import of a statement with a line per
-// posting, and the reconciliation of the two. Each is timed as a whole
+// one ACH file holds; docs/decisions/scale-run-size.md) and at a tenth of
+// it, in one run on one server: ACH ingest of a new file, its re-ingest,
+// the import of a statement with a line per posting, and the
+// reconciliation of the two. Each is timed as a whole
 // process with its peak RSS from the OS's accounting. The figure is the
 // cost per record at the large size against the small one: nothing
 // quadratic, nothing that grows with the ledger. The large size runs
