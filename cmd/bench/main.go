@@ -26,8 +26,8 @@ import (
 )
 
 // The modes of the program: the bench of every figure against its
-// baselines, the scale run at the most entries one ACH file holds, and the independent
-// check at 200,000 ACH entries.
+// baselines, the scale run at the most entries one ACH file holds, and the
+// independent check at 200,000 ACH entries.
 const (
 	modeBench = "bench"
 	modeScale = "scale"
