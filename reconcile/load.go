@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clearing-dev/clearing/internal/ledger"
 	"github.com/clearing-dev/clearing/internal/money"
@@ -41,7 +41,28 @@ func Latest(ctx context.Context, q ledger.Querier, tenant string) (int64, error)
 	return *id, nil
 }
 
-// Load reads a stored reconciliation run as a report.
+// View reads a stored reconciliation run as a report and passes it to fn,
+// with the read-only snapshot it is read in: every pass over the report's
+// discrepancies (report.Report.Each) reads the same rows, whatever an
+// operator acknowledges or decides meanwhile. The report can be read only
+// while fn runs.
+func View(ctx context.Context, pool *pgxpool.Pool, tenant string, runID int64, fn func(ledger.Querier, *report.Report) error) error {
+	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fmt.Errorf("reconcile: read run %d: %w", runID, err)
+	}
+	// A read-only transaction has nothing to keep.
+	defer func() { _ = tx.Rollback(ctx) }()
+	r, err := Load(ctx, tx, tenant, runID)
+	if err != nil {
+		return err
+	}
+	return fn(tx, r)
+}
+
+// Load reads a stored reconciliation run as a report. Its discrepancies are
+// not held: each pass over them (report.Report.Each) reads them from q
+// again, so q should be a snapshot that outlives the report (View).
 func Load(ctx context.Context, q ledger.Querier, tenant string, runID int64) (*report.Report, error) {
 	r := &report.Report{RunID: runID, Tenant: tenant}
 	var from, to time.Time
@@ -66,52 +87,69 @@ SELECT source, period_from, period_to, window_days, tolerance_minor, statement_l
 	if err := loadBridge(ctx, q, r); err != nil {
 		return nil, err
 	}
-	if r.Discrepancies, err = loadDiscrepancies(ctx, q, tenant, runID); err != nil {
+	if err := loadOutsideTotals(ctx, q, r); err != nil {
 		return nil, err
 	}
-	addOutsideTotals(r)
+	r.Stream = func(yield func(*report.Discrepancy) error) error {
+		return eachDiscrepancy(ctx, q, tenant, runID, yield)
+	}
 	return r, nil
 }
 
-// addOutsideTotals sums, per currency and class, the breaks that neither
-// side's total holds (settlement totals, statements that do not add up),
-// from the discrepancies themselves, so that the bridge shows the same
-// differences as the break list and the chart.
-func addOutsideTotals(r *report.Report) {
+// outsideTotalsOfRun sums, per currency and class, the discrepancies that
+// neither side's total holds, with each one's difference and currency as
+// the report computes them from its row (eachDiscrepancy). $1 tenant, $2
+// run, $3 and $4 the two classes.
+const outsideTotalsOfRun = `
+SELECT currency, class, sum(difference), count(*)
+  FROM (SELECT d.class,
+               coalesce(nullif(CASE WHEN d.posting_key IS NOT NULL THEN coalesce(d.ledger_currency, '') END, ''),
+                        CASE WHEN d.line_key IS NOT NULL THEN coalesce(d.statement_currency, '') END, '') AS currency,
+               CASE WHEN d.class = $3 AND d.line_key IS NOT NULL THEN coalesce(d.ledger_net - d.statement_amount, 0)
+                    WHEN d.class = $4 THEN coalesce(d.statement_difference, 0)
+                    ELSE 0 END AS difference
+          FROM discrepancies d
+         WHERE d.tenant_id = $1 AND d.run_id = $2 AND d.class IN ($3, $4)) o
+ GROUP BY currency, class`
+
+// loadOutsideTotals fills each bridge's OutsideTotals: the breaks that
+// neither total holds (settlement totals, statements that do not add up),
+// summed per currency and class, so that the bridge shows the same
+// differences as the break list and the chart. report.Validate holds these
+// sums to the discrepancies as it reads them.
+func loadOutsideTotals(ctx context.Context, q ledger.Querier, r *report.Report) error {
+	rows, err := q.Query(ctx, outsideTotalsOfRun, r.Tenant, r.RunID, report.ClassSettlementTotalMismatch, report.ClassStatementUnbalanced)
+	if err != nil {
+		return fmt.Errorf("reconcile: load outside totals: %w", err)
+	}
 	at := make(map[string]int, len(r.Bridge))
 	for i := range r.Bridge {
 		at[r.Bridge[i].Currency] = i
 		r.Bridge[i].OutsideTotals = []report.ClassTotal{}
 	}
-	for i := range r.Discrepancies {
-		d := &r.Discrepancies[i]
-		if !report.OutsideTotals(d.Class) {
-			continue
-		}
-		bi, ok := at[d.Currency]
+	var cur string
+	var o report.ClassTotal
+	if _, err := pgx.ForEachRow(rows, []any{&cur, &o.Class, &o.Amount, &o.Count}, func() error {
+		bi, ok := at[cur]
 		if !ok {
-			// Every statement currency has its totals row; a bridge of zeros
-			// keeps the line visible if one ever does not.
-			r.Bridge = append(r.Bridge, report.Bridge{Currency: d.Currency, Differences: []report.ClassTotal{},
+			// Every statement currency has its totals row; a bridge of
+			// zeros keeps the line visible if one ever does not.
+			r.Bridge = append(r.Bridge, report.Bridge{Currency: cur, Differences: []report.ClassTotal{},
 				OutsideTotals: []report.ClassTotal{}})
 			bi = len(r.Bridge) - 1
-			at[d.Currency] = bi
+			at[cur] = bi
 		}
-		b := &r.Bridge[bi]
-		oi := slices.IndexFunc(b.OutsideTotals, func(o report.ClassTotal) bool { return o.Class == d.Class })
-		if oi < 0 {
-			b.OutsideTotals = append(b.OutsideTotals, report.ClassTotal{Class: d.Class})
-			oi = len(b.OutsideTotals) - 1
-		}
-		o := &b.OutsideTotals[oi]
-		o.Amount = o.Amount.Add(money.TotalOf(d.Difference))
-		o.Count++
+		r.Bridge[bi].OutsideTotals = append(r.Bridge[bi].OutsideTotals, o)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("reconcile: load outside totals: %w", err)
 	}
 	for i := range r.Bridge {
 		o := r.Bridge[i].OutsideTotals
 		sort.Slice(o, func(a, b int) bool { return classRank(o[a].Class) < classRank(o[b].Class) })
 	}
 	sort.Slice(r.Bridge, func(i, j int) bool { return r.Bridge[i].Currency < r.Bridge[j].Currency })
+	return nil
 }
 
 func loadBridge(ctx context.Context, q ledger.Querier, r *report.Report) error {
@@ -235,88 +273,99 @@ SELECT d.class, d.reason, d.is_break, d.explanation, d.reference, coalesce(d.cor
  WHERE d.tenant_id = $1 AND d.run_id = $2
  ORDER BY d.seq`
 
-func loadDiscrepancies(ctx context.Context, q ledger.Querier, tenant string, runID int64) ([]report.Discrepancy, error) {
+// eachDiscrepancy calls yield with each of a stored run's discrepancies,
+// in order, each read afresh.
+func eachDiscrepancy(ctx context.Context, q ledger.Querier, tenant string, runID int64, yield func(*report.Discrepancy) error) error {
 	rows, err := q.Query(ctx, discrepanciesOfRun, tenant, runID)
 	if err != nil {
-		return nil, fmt.Errorf("reconcile: load discrepancies: %w", err)
+		return fmt.Errorf("reconcile: load discrepancies: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (report.Discrepancy, error) {
-		var d report.Discrepancy
-		var lKey, sKey *string
-		var lAmt, sAmt *int64
-		var lDate, sDate *time.Time
-		var l, s report.Side
-		var net, unbalanced *money.Total
-		var rejOperator, rejLogin, rejReason *string
-		var rejAt *time.Time
-		err := row.Scan(&d.Class, &d.Reason, &d.Break, &d.Explanation, &d.Reference, &d.CorrectionKey,
-			&lKey, &l.Kind, &l.File, &l.Line, &lAmt, &l.Currency, &lDate,
-			&sKey, &s.Kind, &s.File, &s.Line, &sAmt, &s.Currency, &sDate, &net, &unbalanced,
-			&d.Acknowledged, &d.FirstSeen, &d.AgeDays,
-			&d.CorrectionStatus, &rejOperator, &rejLogin, &rejReason, &rejAt)
+	defer rows.Close()
+	for rows.Next() {
+		d, err := scanDiscrepancy(rows)
 		if err != nil {
-			return d, err
+			return fmt.Errorf("reconcile: load discrepancies: %w", err)
 		}
-		if rejOperator != nil {
-			d.Rejection = &report.Rejection{Operator: *rejOperator, Reason: *rejReason, At: rejAt.UTC()}
-			if rejLogin != nil {
-				d.Rejection.Login = *rejLogin
-			}
+		if err := yield(&d); err != nil {
+			return err
 		}
-		if lKey != nil {
-			l.Key, l.Amount, l.ValueDate = *lKey, *lAmt, lDate.Format(time.DateOnly)
-			d.Ledger = &l
-			d.Currency = l.Currency
-			d.Difference = l.Amount
-		}
-		if sKey != nil {
-			s.Key, s.Amount, s.ValueDate = *sKey, *sAmt, sDate.Format(time.DateOnly)
-			d.Statement = &s
-			if d.Currency == "" {
-				d.Currency = s.Currency
-			}
-			if d.Ledger == nil || s.Currency == l.Currency {
-				d.Difference -= s.Amount
-			}
-		}
-		switch d.Class {
-		case report.ClassCurrencyMismatch:
-			// Amounts in two currencies have no difference; the explanation
-			// and both sides say what differs.
-			d.Difference = 0
-		case report.ClassSettlementTotalMismatch:
-			// The difference is the ledger's net of the total's day minus
-			// the total, as the explanation says. A run stored before the
-			// net was kept (migration 00011) has none, and shows 0.
-			d.Difference = 0
-			if net != nil && d.Statement != nil {
-				diff, ok := net.Sub(money.TotalOf(d.Statement.Amount)).Int64()
-				if !ok {
-					return d, fmt.Errorf("settlement total %s differs from the ledger's net by %s minor units, beyond what a discrepancy holds",
-						d.Statement.Key, net.Sub(money.TotalOf(d.Statement.Amount)))
-				}
-				d.Difference = diff
-			}
-		case report.ClassStatementUnbalanced:
-			// The statement side is the closing balance, not an item: the
-			// difference is what it states beyond the opening balance plus
-			// the booked entries.
-			d.Difference = 0
-			if unbalanced != nil {
-				diff, ok := unbalanced.Int64()
-				if !ok {
-					return d, fmt.Errorf("statement %s is unbalanced by %s minor units, beyond what a discrepancy holds", d.Reference, unbalanced)
-				}
-				d.Difference = diff
-			}
-		}
-		return d, nil
-	})
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reconcile: load discrepancies: %w", err)
+	}
+	return nil
+}
+
+// scanDiscrepancy reads one row of discrepanciesOfRun.
+func scanDiscrepancy(row pgx.Rows) (report.Discrepancy, error) {
+	var d report.Discrepancy
+	var lKey, sKey *string
+	var lAmt, sAmt *int64
+	var lDate, sDate *time.Time
+	var l, s report.Side
+	var net, unbalanced *money.Total
+	var rejOperator, rejLogin, rejReason *string
+	var rejAt *time.Time
+	err := row.Scan(&d.Class, &d.Reason, &d.Break, &d.Explanation, &d.Reference, &d.CorrectionKey,
+		&lKey, &l.Kind, &l.File, &l.Line, &lAmt, &l.Currency, &lDate,
+		&sKey, &s.Kind, &s.File, &s.Line, &sAmt, &s.Currency, &sDate, &net, &unbalanced,
+		&d.Acknowledged, &d.FirstSeen, &d.AgeDays,
+		&d.CorrectionStatus, &rejOperator, &rejLogin, &rejReason, &rejAt)
 	if err != nil {
-		return nil, fmt.Errorf("reconcile: load discrepancies: %w", err)
+		return d, err
 	}
-	if out == nil {
-		out = []report.Discrepancy{}
+	if rejOperator != nil {
+		d.Rejection = &report.Rejection{Operator: *rejOperator, Reason: *rejReason, At: rejAt.UTC()}
+		if rejLogin != nil {
+			d.Rejection.Login = *rejLogin
+		}
 	}
-	return out, nil
+	if lKey != nil {
+		l.Key, l.Amount, l.ValueDate = *lKey, *lAmt, lDate.Format(time.DateOnly)
+		d.Ledger = &l
+		d.Currency = l.Currency
+		d.Difference = l.Amount
+	}
+	if sKey != nil {
+		s.Key, s.Amount, s.ValueDate = *sKey, *sAmt, sDate.Format(time.DateOnly)
+		d.Statement = &s
+		if d.Currency == "" {
+			d.Currency = s.Currency
+		}
+		if d.Ledger == nil || s.Currency == l.Currency {
+			d.Difference -= s.Amount
+		}
+	}
+	switch d.Class {
+	case report.ClassCurrencyMismatch:
+		// Amounts in two currencies have no difference; the explanation
+		// and both sides say what differs.
+		d.Difference = 0
+	case report.ClassSettlementTotalMismatch:
+		// The difference is the ledger's net of the total's day minus
+		// the total, as the explanation says. A run stored before the
+		// net was kept (migration 00011) has none, and shows 0.
+		d.Difference = 0
+		if net != nil && d.Statement != nil {
+			diff, ok := net.Sub(money.TotalOf(d.Statement.Amount)).Int64()
+			if !ok {
+				return d, fmt.Errorf("settlement total %s differs from the ledger's net by %s minor units, beyond what a discrepancy holds",
+					d.Statement.Key, net.Sub(money.TotalOf(d.Statement.Amount)))
+			}
+			d.Difference = diff
+		}
+	case report.ClassStatementUnbalanced:
+		// The statement side is the closing balance, not an item: the
+		// difference is what it states beyond the opening balance plus
+		// the booked entries.
+		d.Difference = 0
+		if unbalanced != nil {
+			diff, ok := unbalanced.Int64()
+			if !ok {
+				return d, fmt.Errorf("statement %s is unbalanced by %s minor units, beyond what a discrepancy holds", d.Reference, unbalanced)
+			}
+			d.Difference = diff
+		}
+	}
+	return d, nil
 }

@@ -45,7 +45,7 @@ func TestLoadingARunLooksUpEachDiscrepancysRowsByKey(t *testing.T) {
 	}
 	day := liveEntries(31, 1)[0].EffectiveDate
 	for _, tn := range tenants {
-		r, err := reconcile.Run(ctx, pool, reconcile.Options{Tenant: tn, Source: "ach", From: day, To: day,
+		id, err := reconcile.Run(ctx, pool, reconcile.Options{Tenant: tn, Source: "ach", From: day, To: day,
 			WindowDays: reconcile.DefaultWindowDays})
 		if err != nil {
 			t.Fatal(err)
@@ -53,7 +53,7 @@ func TestLoadingARunLooksUpEachDiscrepancysRowsByKey(t *testing.T) {
 		if got := count(t, pool, `SELECT count(*) FROM corrections WHERE tenant_id = $1`, tn); got != int64(n) {
 			t.Fatalf("tenant %s: %d corrections, want %d", tn, got, n)
 		}
-		run[tn] = r.RunID
+		run[tn] = id
 		if tn == "analysed" {
 			if _, err := pool.Exec(ctx, `ANALYZE corrections; ANALYZE breaks; ANALYZE discrepancies`); err != nil {
 				t.Fatal(err)

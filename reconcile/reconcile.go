@@ -15,7 +15,6 @@ import (
 	"github.com/clearing-dev/clearing/corrections"
 	"github.com/clearing-dev/clearing/internal/db"
 	"github.com/clearing-dev/clearing/internal/money"
-	"github.com/clearing-dev/clearing/internal/report"
 )
 
 // Sentinel errors that callers branch on.
@@ -90,16 +89,16 @@ const DefaultWindowDays = 3
 
 // Run reconciles one source and period and stores the run, its
 // discrepancies and its proposed corrections, all in one transaction. It
-// returns the stored report.
-func Run(ctx context.Context, pool *pgxpool.Pool, o Options) (*report.Report, error) {
+// returns the stored run's id, which View reads as a report.
+func Run(ctx context.Context, pool *pgxpool.Pool, o Options) (int64, error) {
 	if o.Source == "" {
-		return nil, fmt.Errorf("%w: a source is required", ErrPeriod)
+		return 0, fmt.Errorf("%w: a source is required", ErrPeriod)
 	}
 	if o.To.Before(o.From) {
-		return nil, fmt.Errorf("%w: --to %s is before --from %s", ErrPeriod, o.To.Format(time.DateOnly), o.From.Format(time.DateOnly))
+		return 0, fmt.Errorf("%w: --to %s is before --from %s", ErrPeriod, o.To.Format(time.DateOnly), o.From.Format(time.DateOnly))
 	}
 	if o.WindowDays < 0 || o.Tolerance < 0 {
-		return nil, fmt.Errorf("%w: window and tolerance cannot be negative", ErrPeriod)
+		return 0, fmt.Errorf("%w: window and tolerance cannot be negative", ErrPeriod)
 	}
 	if o.AdjustmentsAccount == "" {
 		o.AdjustmentsAccount = "adjustments:" + o.Source
@@ -121,9 +120,9 @@ func Run(ctx context.Context, pool *pgxpool.Pool, o Options) (*report.Report, er
 		})
 	})
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	return Load(ctx, pool, o.Tenant, runID)
+	return runID, nil
 }
 
 func reconcileIn(ctx context.Context, tx pgx.Tx, o Options) (int64, error) {

@@ -11,19 +11,33 @@ import (
 
 	"github.com/clearing-dev/clearing/formats/ach"
 	"github.com/clearing-dev/clearing/ingest"
+	"github.com/clearing-dev/clearing/internal/ledger"
 	"github.com/clearing-dev/clearing/internal/pgtest"
 	"github.com/clearing-dev/clearing/internal/report"
 	"github.com/clearing-dev/clearing/reconcile"
 )
 
-// reconcileDay reconciles source ach over the entries' effective date.
+// reconcileDay reconciles source ach over the entries' effective date, and
+// returns the stored run with its discrepancies read into the report.
 func reconcileDay(t *testing.T, pool *pgxpool.Pool, day time.Time) *report.Report {
 	t.Helper()
-	r, err := reconcile.Run(context.Background(), pool, reconcile.Options{Tenant: tenant, Source: "ach", From: day, To: day,
+	ctx := context.Background()
+	id, err := reconcile.Run(ctx, pool, reconcile.Options{Tenant: tenant, Source: "ach", From: day, To: day,
 		WindowDays: reconcile.DefaultWindowDays})
 	if err != nil {
 		t.Fatal(err)
 	}
+	var r *report.Report
+	if err := reconcile.View(ctx, pool, tenant, id, func(_ ledger.Querier, stored *report.Report) error {
+		r = stored
+		return stored.Each(func(d *report.Discrepancy) error {
+			r.Discrepancies = append(r.Discrepancies, *d)
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r.Stream = nil
 	return r
 }
 

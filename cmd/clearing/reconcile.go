@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/clearing-dev/clearing/internal/ledger"
 	"github.com/clearing-dev/clearing/internal/report"
 	"github.com/clearing-dev/clearing/reconcile"
 )
@@ -107,7 +108,7 @@ func runReconcile(ctx context.Context, g *globalOptions, o reconcile.Options, me
 	}
 	defer d.Close(ctx)
 	o.Tenant, o.Log = g.tenant, g.log
-	r, err := reconcile.Run(ctx, d.pool, o)
+	id, err := reconcile.Run(ctx, d.pool, o)
 	if errors.Is(err, reconcile.ErrPeriod) {
 		return usageError{err} // checked before any work
 	}
@@ -123,10 +124,12 @@ func runReconcile(ctx context.Context, g *globalOptions, o reconcile.Options, me
 	if err != nil {
 		return err
 	}
-	if err := m.reconciled(ctx, d.pool, g.tenant, r); err != nil {
-		return err
-	}
-	return g.logReconcileSummary(r, writeReport(g, r, csvOpts))
+	return reconcile.View(ctx, d.pool, g.tenant, id, func(q ledger.Querier, r *report.Report) error {
+		if err := m.reconciled(ctx, q, g.tenant, r); err != nil {
+			return err
+		}
+		return g.logReconcileSummary(r, writeReport(g, r, csvOpts))
+	})
 }
 
 func newReportCommand(g *globalOptions) *cobra.Command {
@@ -163,11 +166,9 @@ list.`,
 					return err
 				}
 			}
-			r, err := reconcile.Load(ctx, d.pool, g.tenant, id)
-			if err != nil {
-				return err
-			}
-			return writeReport(g, r, csvOpts)
+			return reconcile.View(ctx, d.pool, g.tenant, id, func(_ ledger.Querier, r *report.Report) error {
+				return writeReport(g, r, csvOpts)
+			})
 		}),
 	}
 	bindAllFlag(cmd.Flags(), &csvOpts)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -36,22 +37,12 @@ func itemAmounts(d *Discrepancy, f func(currency string, amount int64)) {
 // neg returns -t.
 func neg(t money.Total) money.Total { return money.Total{}.Sub(t) }
 
-// touches reports whether d is an item of currency cur in the auditor's
-// bridge: its currency, or one of its sides', is cur.
-func touches(d *Discrepancy, cur string) bool {
-	if OutsideTotals(d.Class) {
-		return false
-	}
-	return d.Currency == cur || (d.Ledger != nil && d.Ledger.Currency == cur) ||
-		(d.Statement != nil && d.Statement.Currency == cur)
-}
-
 // auditorOf returns the auditor's form of r.Bridge[i]. The breaks come from
-// the discrepancies, split by whether an operator acknowledged them; the
+// the discrepancies (t), split by whether an operator acknowledged them; the
 // explained items and the matched pairs from the bridge's class lines, which
 // hold matched pairs that are no discrepancy. Validate holds the breaks to
 // their class lines, so the lines add up exactly.
-func auditorOf(r *Report, i int) AuditorBridge {
+func auditorOf(r *Report, t *tally, i int) AuditorBridge {
 	b := &r.Bridge[i]
 	a := AuditorBridge{LedgerBalance: b.LedgerTotal, StatementBalance: b.StatementTotal, Unexplained: neg(b.Unexplained)}
 	for _, d := range b.Differences {
@@ -65,25 +56,9 @@ func auditorOf(r *Report, i int) AuditorBridge {
 			a.Explained.Amount = a.Explained.Amount.Sub(d.Amount)
 		}
 	}
-	for k := range r.Discrepancies {
-		d := &r.Discrepancies[k]
-		if !touches(d, b.Currency) {
-			continue
-		}
-		if !d.Break {
-			a.Explained.Count++
-			continue
-		}
-		t := &a.Open
-		if d.Acknowledged {
-			t = &a.Acknowledged
-		}
-		t.Count++
-		itemAmounts(d, func(cur string, amt int64) {
-			if cur == b.Currency {
-				t.Amount = t.Amount.Sub(money.TotalOf(amt))
-			}
-		})
+	if items := t.audit[b.Currency]; items != nil {
+		a.Explained.Count += items.explained
+		a.Open, a.Acknowledged = items.open, items.acked
 	}
 	return a
 }
@@ -94,7 +69,7 @@ func auditorOf(r *Report, i int) AuditorBridge {
 // which splits the breaks by their items, would not add up to the
 // statement balance while the class lines did, and the two forms of one
 // bridge would disagree.
-func checkBreakItems(r *Report) error {
+func checkBreakItems(r *Report, t *tally) error {
 	lines := map[string]money.Total{}
 	for _, b := range r.Bridge {
 		for _, d := range b.Differences {
@@ -103,12 +78,7 @@ func checkBreakItems(r *Report) error {
 			}
 		}
 	}
-	items := map[string]money.Total{}
-	for i := range r.Discrepancies {
-		if d := &r.Discrepancies[i]; d.Break {
-			itemAmounts(d, func(cur string, amt int64) { items[cur] = items[cur].Add(money.TotalOf(amt)) })
-		}
-	}
+	items := t.breakItems
 	currencies := make([]string, 0, len(lines)+len(items))
 	for cur := range lines {
 		currencies = append(currencies, cur)
@@ -130,49 +100,33 @@ func checkBreakItems(r *Report) error {
 
 // openWorth sums, per currency in the bridges' order and then any other,
 // the absolute differences of the breaks that need a person: the size of
-// what is open, in which a +100 and a -100 do not cancel. It also returns
-// how many breaks are open and how many acknowledged.
-func openWorth(r *Report) (worth []ClassTotal, open, acked int) {
-	at := map[string]int{}
-	for _, b := range r.Bridge {
-		if _, ok := at[b.Currency]; !ok {
-			at[b.Currency] = len(worth)
-			worth = append(worth, ClassTotal{Class: b.Currency})
+// what is open, in which a +100 and a -100 do not cancel.
+func openWorth(r *Report, t *tally) []ClassTotal {
+	var out []ClassTotal
+	listed := map[string]bool{}
+	for _, cur := range slices.Concat(bridgeCurrencies(r), t.worthOrder) {
+		if w := t.worth[cur]; w != nil && !listed[cur] {
+			listed[cur] = true
+			out = append(out, *w)
 		}
 	}
-	for i := range r.Discrepancies {
-		d := &r.Discrepancies[i]
-		switch {
-		case !d.Break:
-			continue
-		case d.Acknowledged:
-			acked++
-			continue
-		}
-		open++
-		k, ok := at[d.Currency]
-		if !ok {
-			k = len(worth)
-			at[d.Currency] = k
-			worth = append(worth, ClassTotal{Class: d.Currency})
-		}
-		worth[k].Amount = worth[k].Amount.Add(money.TotalOf(d.Difference).Abs())
-		worth[k].Count++
+	return out
+}
+
+// bridgeCurrencies returns the bridges' currencies in their order.
+func bridgeCurrencies(r *Report) []string {
+	out := make([]string, len(r.Bridge))
+	for i := range r.Bridge {
+		out[i] = r.Bridge[i].Currency
 	}
-	out := worth[:0]
-	for _, w := range worth {
-		if w.Count > 0 {
-			out = append(out, w)
-		}
-	}
-	return out, open, acked
+	return out
 }
 
 // verdict is the report's one line: balanced, or how many breaks need a
 // person and what they are worth per currency, with the unexplained
 // remainder. group formats an amount (the page groups thousands).
-func verdict(r *Report, group func(string) string) string {
-	worth, open, acked := openWorth(r)
+func verdict(r *Report, t *tally, group func(string) string) string {
+	worth, open, acked := openWorth(r, t), t.open, t.acked
 	var unexplained []string
 	for _, b := range r.Bridge {
 		if !b.Unexplained.IsZero() {

@@ -16,7 +16,7 @@ func TestAuditorBridgeAddsUp(t *testing.T) {
 	for _, fx := range fixtures {
 		r := fx.build()
 		for i, b := range r.Bridge {
-			a := auditorOf(r, i)
+			a := auditorOf(r, tallied(t, r), i)
 			sum := a.LedgerBalance.Add(a.Open.Amount).Add(a.Acknowledged.Amount).Add(a.Explained.Amount).
 				Add(a.WithinTolerance.Amount).Add(a.Unexplained)
 			if sum.Cmp(a.StatementBalance) != 0 || a.StatementBalance.Cmp(b.StatementTotal) != 0 || a.LedgerBalance.Cmp(b.LedgerTotal) != 0 {
@@ -25,7 +25,7 @@ func TestAuditorBridgeAddsUp(t *testing.T) {
 		}
 	}
 	r := fullReport()
-	usd := auditorOf(r, 0)
+	usd := auditorOf(r, tallied(t, r), 0)
 	want := map[string]ItemsTotal{
 		// Statement minus ledger: the breaks less the acknowledged amount
 		// mismatch (120.00 - 125.00), the settlement break outside.
@@ -46,7 +46,7 @@ func TestAuditorBridgeAddsUp(t *testing.T) {
 	}
 	// The currency mismatch's statement line is an open item of the EUR
 	// bridge, where the class line puts it.
-	if eur := auditorOf(r, 2); eur.Open.Amount.Cmp(money.TotalOf(6000)) != 0 || eur.Open.Count != 1 {
+	if eur := auditorOf(r, tallied(t, r), 2); eur.Open.Amount.Cmp(money.TotalOf(6000)) != 0 || eur.Open.Count != 1 {
 		t.Errorf("EUR open = %+v, want 6000 of 1", eur.Open)
 	}
 	table := render(t, output.Table, r)
@@ -60,7 +60,7 @@ func TestAuditorBridgeAddsUp(t *testing.T) {
 
 // TestVerdict pins the one line that opens the page and the table.
 func TestVerdict(t *testing.T) {
-	full := verdict(fullReport(), grouped)
+	full := verdict(fullReport(), tallied(t, fullReport()), grouped)
 	if want := "10 breaks need a person, worth 1,353.00 USD and 6,000 JPY (the sum of their differences, either sign); " +
 		"1 acknowledged break needs no one; unexplained remainder 1.00 USD: the report does not balance."; full != want {
 		t.Errorf("full: %q\nwant %q", full, want)
@@ -69,10 +69,10 @@ func TestVerdict(t *testing.T) {
 	for i := range r.Discrepancies {
 		r.Discrepancies[i].Acknowledged = r.Discrepancies[i].Break
 	}
-	if got, want := verdict(r, grouped), "Balanced: every difference is explained and no break needs a person; 2 acknowledged breaks need no one; nothing unexplained."; got != want {
+	if got, want := verdict(r, tallied(t, r), grouped), "Balanced: every difference is explained and no break needs a person; 2 acknowledged breaks need no one; nothing unexplained."; got != want {
 		t.Errorf("acknowledged: %q\nwant %q", got, want)
 	}
-	if got := verdict(emptyReport(), grouped); got != "Balanced: every difference is explained and no break needs a person; nothing unexplained." {
+	if got := verdict(emptyReport(), tallied(t, emptyReport()), grouped); got != "Balanced: every difference is explained and no break needs a person; nothing unexplained." {
 		t.Errorf("empty: %q", got)
 	}
 }

@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"slices"
+	"testing"
 	"time"
 
 	"github.com/clearing-dev/clearing/internal/money"
@@ -164,7 +166,7 @@ func build(runID int64, ds []Discrepancy, ledgerTotals, unexplained map[string]i
 						t.Amount = t.Amount.Add(money.TotalOf(d.Difference))
 						t.Count++
 					}
-				case touches(d, cur):
+				case slices.Contains(touched(d), cur):
 					// As reconciliation sums a class: each side in its own
 					// currency, so a currency mismatch is in two bridges.
 					itemAmounts(d, func(c string, amt int64) {
@@ -249,19 +251,39 @@ func oneSidedReport() *Report {
 // largeReport has n breaks spread over every break class and currency,
 // with distinct keys, for the cap and the benchmarks.
 func largeReport(n int) *Report {
-	var breaks []Class
-	for _, c := range classTable {
-		if c.Break {
-			breaks = append(breaks, c)
-		}
-	}
 	ds := make([]Discrepancy, n)
 	for i := range ds {
-		c := breaks[i%len(breaks)]
-		trace := fmt.Sprintf("0910000%08d", i)
-		l := ledgerSide(achKey(trace), "clearing", int64(i+2), int64(1000+i), "USD", "2026-11-02")
-		s := statementSide(bankKey(trace), int64(i+3), int64(1000+i/2), "USD", "2026-11-02")
-		ds[i] = disc(c.Code, "generated", trace, "USD", "The statement line differs from the posting by a generated amount.", l, s)
+		ds[i] = largeDiscrepancy(i)
 	}
 	return build(45, ds, map[string]int64{"USD": 1 << 40}, nil, []string{"USD"}, int64(n))
+}
+
+// largeDiscrepancy is the i-th discrepancy of largeReport, built afresh.
+func largeDiscrepancy(i int) Discrepancy {
+	c := largeClasses[i%len(largeClasses)]
+	trace := fmt.Sprintf("0910000%08d", i)
+	l := ledgerSide(achKey(trace), "clearing", int64(i+2), int64(1000+i), "USD", "2026-11-02")
+	s := statementSide(bankKey(trace), int64(i+3), int64(1000+i/2), "USD", "2026-11-02")
+	return disc(c.Code, "generated", trace, "USD", "The statement line differs from the posting by a generated amount.", l, s)
+}
+
+// largeClasses are the break classes, which largeReport takes in turn.
+var largeClasses = func() []Class {
+	var out []Class
+	for _, c := range classTable {
+		if c.Break {
+			out = append(out, c)
+		}
+	}
+	return out
+}()
+
+// tallied returns r's tally, failing the test if it cannot be read.
+func tallied(t *testing.T, r *Report) *tally {
+	t.Helper()
+	sum, err := r.tally()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
 }

@@ -51,24 +51,29 @@ func Write(w io.Writer, format string, r *Report) error {
 // lists. The other forms do not depend on them: the table and the page
 // list the breaks and count the rest, and the JSON document carries every
 // discrepancy.
+//
+// It reads the discrepancies twice (Each): once to check and sum them, and
+// once to list them. What it holds meanwhile does not grow with their
+// number, except the at most MaxListedBreaks breaks that the table and the
+// page list.
 func WriteWith(w io.Writer, format string, r *Report, o CSVOptions) error {
 	if err := Check(format); err != nil {
 		return err
 	}
-	if err := r.Validate(); err != nil {
+	t, err := r.validated()
+	if err != nil {
 		return err
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	var err error
 	switch format {
 	case output.Table:
-		err = writeTable(bw, r)
+		err = writeTable(bw, r, t)
 	case output.CSV:
 		err = writeCSV(bw, r, o)
 	case output.JSON:
-		err = writeJSON(bw, r)
+		err = writeJSON(bw, r, t)
 	case HTML:
-		err = writeHTML(bw, r)
+		err = writeHTML(bw, r, t)
 	}
 	if err != nil {
 		return err
@@ -177,51 +182,50 @@ func isPlain(s string) bool {
 }
 
 // breakGroup is the breaks of one class that a listing shows: Total is how
-// many there are, Listed the indexes into Report.Discrepancies of those
-// shown, in document order.
+// many there are, Listed those shown, in document order.
 type breakGroup struct {
 	Class  Class
 	Total  int
-	Listed []int
+	Listed []Discrepancy
 }
 
 // listBreaks groups the breaks by class, in class order, and chooses at
-// most limit of them to list. The limit is shared fairly: every class with
-// a break lists some, and a class with fewer breaks than its share gives
-// the rest to the others. A global cut in class order would instead let
-// one flooded class hide every break of the classes after it. It also
-// returns how many breaks are left out.
-func listBreaks(r *Report, limit int) ([]breakGroup, int) {
-	totals := make([]int, len(classTable))
-	for i := range r.Discrepancies {
-		if d := &r.Discrepancies[i]; d.Break {
-			totals[classIndex[d.Class]]++
-		}
-	}
-	allot := share(totals, limit)
+// most limit of them to list, reading the discrepancies once more. The
+// limit is shared fairly: every class with a break lists some, and a class
+// with fewer breaks than its share gives the rest to the others. A global
+// cut in class order would instead let one flooded class hide every break
+// of the classes after it. It also returns how many breaks are left out.
+func listBreaks(r *Report, t *tally, limit int) ([]breakGroup, int, error) {
+	allot := share(t.breaks, limit)
 	groups := make([]breakGroup, len(classTable))
-	for i := range r.Discrepancies {
-		d := &r.Discrepancies[i]
+	err := r.Each(func(d *Discrepancy) error {
 		if !d.Break {
-			continue
+			return nil
 		}
-		ci := classIndex[d.Class]
+		ci, ok := classIndex[d.Class]
+		if !ok {
+			return fmt.Errorf("%w: a second reading met the unknown class %q", ErrInvalid, d.Class)
+		}
 		if g := &groups[ci]; len(g.Listed) < allot[ci] {
-			g.Listed = append(g.Listed, i)
+			g.Listed = append(g.Listed, *d)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
 	}
 	var out []breakGroup
 	omitted := 0
-	for ci, t := range totals {
-		if t == 0 {
+	for ci, n := range t.breaks {
+		if n == 0 {
 			continue
 		}
 		g := groups[ci]
-		g.Class, g.Total = classTable[ci], t
-		omitted += t - len(g.Listed)
+		g.Class, g.Total = classTable[ci], n
+		omitted += n - len(g.Listed)
 		out = append(out, g)
 	}
-	return out, omitted
+	return out, omitted, nil
 }
 
 // share divides limit among the classes by water-filling: classes are
@@ -249,15 +253,9 @@ func share(totals []int, limit int) []int {
 
 // explainedCounts counts the discrepancies that are not breaks, per class
 // in class order, for the one-line summary that stands in for their list.
-func explainedCounts(r *Report) []ClassTotal {
-	counts := make([]int64, len(classTable))
-	for i := range r.Discrepancies {
-		if d := &r.Discrepancies[i]; !d.Break {
-			counts[classIndex[d.Class]]++
-		}
-	}
+func explainedCounts(t *tally) []ClassTotal {
 	var out []ClassTotal
-	for ci, n := range counts {
+	for ci, n := range t.explained {
 		if n > 0 {
 			out = append(out, ClassTotal{Class: classTable[ci].Code, Count: n})
 		}

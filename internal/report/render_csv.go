@@ -63,15 +63,15 @@ func writeCSV(w io.Writer, r *Report, o CSVOptions) error {
 	}
 	runID := strconv.FormatInt(r.RunID, 10)
 	fields := make([]string, 0, len(csvHeader))
-	for i := range r.Discrepancies {
-		d := &r.Discrepancies[i]
+	err := r.Each(func(d *Discrepancy) error {
 		if !d.Break && !o.All {
-			continue
+			return nil
 		}
 		fields = csvFields(fields[:0], runID, r, d)
-		if err := cw.Write(safeRow(row, fields)); err != nil {
-			return err
-		}
+		return cw.Write(safeRow(row, fields))
+	})
+	if err != nil {
+		return err
 	}
 	cw.Flush()
 	return cw.Error()

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -148,34 +149,33 @@ type pageAmount struct {
 // writeHTML renders the self-contained page: inline CSS, inline SVG, no
 // script, font, image or link, so it opens the same from a mail
 // attachment, a file share or a printer.
-func writeHTML(w io.Writer, r *Report) error {
-	charts := breakCharts(r)
+func writeHTML(w io.Writer, r *Report, t *tally) error {
+	charts := breakCharts(r, t)
 	p := page{
 		Title:        fmt.Sprintf("Reconciliation run %d: %s, %s", r.RunID, orNone(r.Source), period(r)),
 		Headline:     emptyHeadline(r),
 		EmptyAlert:   r.OneSided(),
 		Banner:       unexplainedBanner(r),
-		Verdict:      verdict(r, grouped),
-		BreakClasses: htmlBreakClasses(r),
+		Verdict:      verdict(r, t, grouped),
+		BreakClasses: htmlBreakClasses(r, t),
 		Facts:        htmlFacts(r),
-		Bridges:      htmlBridges(r),
+		Bridges:      htmlBridges(r, t),
 		Charts:       charts,
 		MaxListed:    MaxListedBreaks,
 		ChartWidth:   chartWidth,
 		BarX:         chartLabelWidth,
 		OutsideNote:  outsideNote,
-		Ages:         r.Ages(),
+		Ages:         t.ages,
 	}
-	_, open, _ := openWorth(r)
 	switch {
 	case !r.Balanced() || r.OneSided():
 		p.VerdictState = "bad"
-	case open > 0:
+	case t.open > 0:
 		p.VerdictState = "open"
 	default:
 		p.VerdictState = "ok"
 	}
-	for _, c := range explainedCounts(r) {
+	for _, c := range explainedCounts(t) {
 		cl, _ := LookupClass(c.Class)
 		p.Explained = append(p.Explained, pageCount{cl.Name, cl.Code, c.Count})
 	}
@@ -183,12 +183,15 @@ func writeHTML(w io.Writer, r *Report) error {
 		cl, _ := LookupClass(c.Class)
 		p.Classes = append(p.Classes, pageClass{cl.Name, c.Class, cl.Meaning, c.Break, c.LedgerItems, c.StatementLines})
 	}
-	groups, omitted := listBreaks(r, MaxListedBreaks)
+	groups, omitted, err := listBreaks(r, t, MaxListedBreaks)
+	if err != nil {
+		return err
+	}
 	p.Omitted = omitted
 	for _, g := range groups {
 		pg := pageGroup{Name: g.Class.Name, Code: g.Class.Code, Meaning: g.Class.Meaning, Total: g.Total, Shown: len(g.Listed)}
-		for _, i := range g.Listed {
-			pg.Rows = append(pg.Rows, htmlRow(&r.Discrepancies[i]))
+		for k := range g.Listed {
+			pg.Rows = append(pg.Rows, htmlRow(&g.Listed[k]))
 		}
 		p.TotalBreaks += g.Total
 		p.Groups = append(p.Groups, pg)
@@ -198,50 +201,11 @@ func writeHTML(w io.Writer, r *Report) error {
 
 // htmlBreakClasses sums the breaks per class and currency, in class order
 // and then the bridges' currency order, for the table under the verdict.
-func htmlBreakClasses(r *Report) []pageBreakClass {
-	type cell struct {
-		open, acked int
-		abs, net    money.Total
-	}
-	cells := map[[2]string]*cell{}
-	var currencies []string
-	seen := map[string]bool{}
-	for _, b := range r.Bridge {
-		if !seen[b.Currency] {
-			seen[b.Currency] = true
-			currencies = append(currencies, b.Currency)
-		}
-	}
-	var extra []string
-	for i := range r.Discrepancies {
-		d := &r.Discrepancies[i]
-		if !d.Break {
-			continue
-		}
-		if !seen[d.Currency] {
-			seen[d.Currency] = true
-			extra = append(extra, d.Currency)
-		}
-		k := [2]string{d.Class, d.Currency}
-		c := cells[k]
-		if c == nil {
-			c = &cell{}
-			cells[k] = c
-		}
-		if d.Acknowledged {
-			c.acked++
-		} else {
-			c.open++
-		}
-		c.abs = c.abs.Add(money.TotalOf(d.Difference).Abs())
-		c.net = c.net.Add(money.TotalOf(d.Difference))
-	}
-	sort.Strings(extra)
-	currencies = append(currencies, extra...)
+func htmlBreakClasses(r *Report, t *tally) []pageBreakClass {
 	var out []pageBreakClass
 	for _, cl := range classTable {
-		for _, cur := range currencies {
-			c := cells[[2]string{cl.Code, cur}]
+		for _, cur := range breakCurrencies(r, t) {
+			c := t.cells[classCell{cur, cl.Code}]
 			if c == nil {
 				continue
 			}
@@ -250,6 +214,20 @@ func htmlBreakClasses(r *Report) []pageBreakClass {
 		}
 	}
 	return out
+}
+
+// breakCurrencies returns the bridges' currencies in their order, then
+// every other currency a break has, sorted.
+func breakCurrencies(r *Report, t *tally) []string {
+	out := bridgeCurrencies(r)
+	var extra []string
+	for k := range t.cells {
+		if !slices.Contains(out, k.currency) && !slices.Contains(extra, k.currency) {
+			extra = append(extra, k.currency)
+		}
+	}
+	sort.Strings(extra)
+	return append(out, extra...)
 }
 
 func htmlFacts(r *Report) [][2]string {
@@ -267,7 +245,7 @@ func htmlFacts(r *Report) [][2]string {
 	}
 }
 
-func htmlBridges(r *Report) []pageBridge {
+func htmlBridges(r *Report, t *tally) []pageBridge {
 	var out []pageBridge
 	for i := range r.Bridge {
 		b := &r.Bridge[i]
@@ -276,7 +254,7 @@ func htmlBridges(r *Report) []pageBridge {
 		g := func(t money.Total) string { return grouped(total(t, cur)) }
 		pb := pageBridge{
 			Currency:    printable(cur),
-			Auditor:     htmlAuditor(auditorOf(r, i), cur),
+			Auditor:     htmlAuditor(auditorOf(r, t, i), cur),
 			Unexplained: g(b.Unexplained),
 			Balanced:    b.Unexplained.IsZero(),
 			Lines: []pageLine{
@@ -423,35 +401,16 @@ type chartCell struct {
 // currencies are not comparable, so no bar is drawn against another
 // currency's. The sums are exact Totals: many breaks near the amount cap
 // pass the int64 range.
-func breakCharts(r *Report) []pageChart {
-	cells := map[string][]chartCell{}
-	var order []string
-	for _, b := range r.Bridge {
-		if _, ok := cells[b.Currency]; !ok {
-			cells[b.Currency] = make([]chartCell, len(classTable))
-			order = append(order, b.Currency)
-		}
-	}
-	var extra []string
-	for i := range r.Discrepancies {
-		d := &r.Discrepancies[i]
-		if !d.Break {
-			continue
-		}
-		row, ok := cells[d.Currency]
-		if !ok {
-			row = make([]chartCell, len(classTable))
-			cells[d.Currency] = row
-			extra = append(extra, d.Currency)
-		}
-		c := &row[classIndex[d.Class]]
-		c.count++
-		c.abs = c.abs.Add(money.TotalOf(d.Difference).Abs())
-	}
-	sort.Strings(extra)
+func breakCharts(r *Report, t *tally) []pageChart {
 	var charts []pageChart
-	for _, cur := range append(order, extra...) {
-		if ch, ok := chartFor(cur, cells[cur]); ok {
+	for _, cur := range breakCurrencies(r, t) {
+		row := make([]chartCell, len(classTable))
+		for ci, cl := range classTable {
+			if c := t.cells[classCell{cur, cl.Code}]; c != nil {
+				row[ci] = chartCell{count: int64(c.open + c.acked), abs: c.abs}
+			}
+		}
+		if ch, ok := chartFor(cur, row); ok {
 			charts = append(charts, ch)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/clearing-dev/clearing/internal/output"
 )
@@ -23,16 +24,15 @@ const discrepanciesOpen = "\n  \"discrepancies\": ["
 // written through output.WriteJSON into a buffer, and the discrepancies are
 // encoded one at a time into the gap where its empty list stands. A test
 // holds the result to output.WriteJSON's bytes.
-func writeJSON(w io.Writer, r *Report) error {
-	doc := jsonDoc(r)
-	list := doc.Discrepancies
+func writeJSON(w io.Writer, r *Report, t *tally) error {
+	doc := jsonDoc(r, t)
 	doc.Discrepancies = []Discrepancy{}
 	var head bytes.Buffer
 	if err := output.WriteJSON(&head, doc); err != nil {
 		return err
 	}
 	at := bytes.Index(head.Bytes(), []byte(discrepanciesOpen+"]"))
-	if at < 0 || len(list) == 0 {
+	if at < 0 || t.n == 0 {
 		_, err := w.Write(head.Bytes())
 		return err
 	}
@@ -43,29 +43,33 @@ func writeJSON(w io.Writer, r *Report) error {
 	var item bytes.Buffer
 	enc := json.NewEncoder(&item)
 	enc.SetIndent("    ", "  ")
-	for i := range list {
+	i := 0
+	err := r.Each(func(d *Discrepancy) error {
 		item.Reset()
 		if i > 0 {
 			item.WriteByte(',')
 		}
 		item.WriteString("\n    ")
-		if err := enc.Encode(&list[i]); err != nil {
+		if err := enc.Encode(d); err != nil {
 			return fmt.Errorf("discrepancies[%d]: %w", i, err)
 		}
+		i++
 		// Encode ends the value with a newline; the list's own layout
 		// decides what follows it.
-		if _, err := w.Write(item.Bytes()[:item.Len()-1]); err != nil {
-			return err
-		}
+		_, err := w.Write(item.Bytes()[:item.Len()-1])
+		return err
+	})
+	if err != nil {
+		return err
 	}
-	_, err := io.WriteString(w, "\n  "+string(head.Bytes()[at:]))
+	_, err = io.WriteString(w, "\n  "+string(head.Bytes()[at:]))
 	return err
 }
 
 // jsonDoc returns a shallow copy of r whose nil lists are empty, so that a
 // consumer never needs a null check for a list, with the derived parts
 // (the break ages, each bridge's auditor's form) filled in.
-func jsonDoc(r *Report) *Report {
+func jsonDoc(r *Report, t *tally) *Report {
 	doc := *r
 	if doc.Classes == nil {
 		doc.Classes = []ClassCount{}
@@ -73,7 +77,7 @@ func jsonDoc(r *Report) *Report {
 	if doc.Discrepancies == nil {
 		doc.Discrepancies = []Discrepancy{}
 	}
-	doc.BreakAges = r.Ages()
+	doc.BreakAges = slices.Clone(t.ages)
 	doc.Bridge = make([]Bridge, len(r.Bridge))
 	for i, b := range r.Bridge {
 		if b.Differences == nil {
@@ -82,7 +86,7 @@ func jsonDoc(r *Report) *Report {
 		if b.OutsideTotals == nil {
 			b.OutsideTotals = []ClassTotal{}
 		}
-		b.Auditor = auditorOf(r, i)
+		b.Auditor = auditorOf(r, t, i)
 		doc.Bridge[i] = b
 	}
 	return &doc

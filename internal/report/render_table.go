@@ -24,7 +24,7 @@ const explanationWidth = 72
 // nor a mail reader shows whole. One table per class rather than per break
 // because tablewriter costs about half a megabyte of allocation per table
 // (docs/report.md, Decisions).
-func writeTable(w io.Writer, r *Report) error {
+func writeTable(w io.Writer, r *Report, t *tally) error {
 	ew := &errWriter{w: w}
 	if headline := emptyHeadline(r); headline != "" {
 		ew.printf("%s\n\n", headline)
@@ -32,7 +32,7 @@ func writeTable(w io.Writer, r *Report) error {
 	if banner := unexplainedBanner(r); banner != "" {
 		ew.printf("%s\n\n", banner)
 	}
-	ew.printf("%s\n\n", wrap(verdict(r, func(s string) string { return s }), 100))
+	ew.printf("%s\n\n", wrap(verdict(r, t, func(s string) string { return s }), 100))
 	writeFacts(ew, r)
 	if ew.err != nil {
 		return ew.err
@@ -40,10 +40,10 @@ func writeTable(w io.Writer, r *Report) error {
 	if err := writeClassCounts(ew, r); err != nil {
 		return err
 	}
-	if err := writeBridges(ew, r); err != nil {
+	if err := writeBridges(ew, r, t); err != nil {
 		return err
 	}
-	return writeBreakRecords(ew, r)
+	return writeBreakRecords(ew, r, t)
 }
 
 // writeFacts writes the header block: what was compared and how.
@@ -82,7 +82,7 @@ func writeClassCounts(ew *errWriter, r *Report) error {
 // writeBridges writes one table per currency. The unexplained line is the
 // last row; when it is not zero its label says so in capitals and the
 // banner is repeated above the table, where a reader of the bridge looks.
-func writeBridges(ew *errWriter, r *Report) error {
+func writeBridges(ew *errWriter, r *Report, t *tally) error {
 	if len(r.Bridge) == 0 {
 		ew.printf("Bridge: no currencies compared.\n\n")
 		return ew.err
@@ -95,7 +95,7 @@ func writeBridges(ew *errWriter, r *Report) error {
 			ew.printf("UNEXPLAINED DIFFERENCE IN %s: %s. Every discrepancy must be classified; this bridge does not balance.\n",
 				cur, total(b.Unexplained, b.Currency))
 		}
-		if err := writeAuditor(ew, auditorOf(r, i), b.Currency); err != nil {
+		if err := writeAuditor(ew, auditorOf(r, t, i), b.Currency); err != nil {
 			return err
 		}
 		ew.printf("By class, ledger minus statement:\n")
@@ -156,18 +156,12 @@ func writeAuditor(ew *errWriter, a AuditorBridge, cur string) error {
 // MaxListedBreaks of them, and then summarises the explained discrepancies
 // in one line: they need no one, their sums are in the bridge, and the CSV
 // and JSON forms list each of them.
-func writeBreakRecords(ew *errWriter, r *Report) error {
-	groups, omitted := listBreaks(r, MaxListedBreaks)
-	total := 0
-	for _, g := range groups {
-		total += g.Total
+func writeBreakRecords(ew *errWriter, r *Report, t *tally) error {
+	groups, omitted, err := listBreaks(r, t, MaxListedBreaks)
+	if err != nil {
+		return err
 	}
-	acked := 0
-	for _, d := range r.Discrepancies {
-		if d.Break && d.Acknowledged {
-			acked++
-		}
-	}
+	total, acked := t.open+t.acked, t.acked
 	switch {
 	case total == 0:
 		ew.printf("Breaks: none.\n")
@@ -180,7 +174,7 @@ func writeBreakRecords(ew *errWriter, r *Report) error {
 	}
 	if total > 0 {
 		ew.printf("By age, days since first seen:")
-		for _, a := range r.Ages() {
+		for _, a := range t.ages {
 			ew.printf(" %s: %d", a.Bucket, a.Breaks)
 		}
 		ew.printf(".\n")
@@ -198,17 +192,17 @@ func writeBreakRecords(ew *errWriter, r *Report) error {
 		}
 		ew.printf(" (%s)\n", g.Class.Meaning)
 		rows := output.Rows{Header: []string{"field", "value"}}
-		for k, i := range g.Listed {
+		for k := range g.Listed {
 			if k > 0 {
 				rows.Add("", "")
 			}
-			rows.Rows = append(rows.Rows, breakRecord(&r.Discrepancies[i])...)
+			rows.Rows = append(rows.Rows, breakRecord(&g.Listed[k])...)
 		}
 		if err := ew.table(rows); err != nil {
 			return err
 		}
 	}
-	if ex := explainedCounts(r); len(ex) > 0 {
+	if ex := explainedCounts(t); len(ex) > 0 {
 		if len(groups) == 0 {
 			ew.printf("\n")
 		}

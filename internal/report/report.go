@@ -42,6 +42,14 @@ type Report struct {
 	// discrepancies (Report.Ages).
 	BreakAges     []AgeBucket   `json:"break_ages"`
 	Discrepancies []Discrepancy `json:"discrepancies"`
+	// Stream, when set, yields the discrepancies in place of
+	// Discrepancies, in document order, once per call (Each): a stored
+	// run's are read from the database pass by pass rather than held, so
+	// that rendering a report takes the same memory whatever its size.
+	// Every call must yield the same discrepancies, read in one snapshot.
+	Stream func(yield func(*Discrepancy) error) error `json:"-"`
+
+	sum *tally // a streamed report's tally, once read
 }
 
 // ClassCount is how many items ended in one class, and their difference.
@@ -200,31 +208,6 @@ type AgeBucket struct {
 	Bucket       string `json:"bucket"` // "0-2", "3-7", "8-30" or "over 30"
 	Breaks       int    `json:"breaks"`
 	Acknowledged int    `json:"acknowledged"`
-}
-
-// Ages buckets the report's breaks by age: 0-2, 3-7, 8-30 and over 30
-// days since the inventory first saw them.
-func (r *Report) Ages() []AgeBucket {
-	out := []AgeBucket{{Bucket: "0-2"}, {Bucket: "3-7"}, {Bucket: "8-30"}, {Bucket: "over 30"}}
-	for _, d := range r.Discrepancies {
-		if !d.Break {
-			continue
-		}
-		i := 3
-		switch {
-		case d.AgeDays <= 2:
-			i = 0
-		case d.AgeDays <= 7:
-			i = 1
-		case d.AgeDays <= 30:
-			i = 2
-		}
-		out[i].Breaks++
-		if d.Acknowledged {
-			out[i].Acknowledged++
-		}
-	}
-	return out
 }
 
 // Side is one side's evidence.

@@ -2,8 +2,7 @@ package report
 
 import (
 	"fmt"
-
-	"github.com/clearing-dev/clearing/internal/money"
+	"maps"
 )
 
 // Validate checks the rules that every form relies on, and returns an error
@@ -29,61 +28,59 @@ import (
 // A non-zero Unexplained is valid: it is a finding, and every form shows it
 // loudly. Write calls Validate before it writes anything.
 func (r *Report) Validate() error {
+	_, err := r.validated()
+	return err
+}
+
+// validated checks r as Validate does and returns its tally.
+func (r *Report) validated() (*tally, error) {
 	if r == nil {
-		return fmt.Errorf("%w: no report", ErrInvalid)
+		return nil, fmt.Errorf("%w: no report", ErrInvalid)
 	}
 	if want := EmptySideOf(r.LedgerItems, r.StatementLines); r.EmptySide != want {
-		return fmt.Errorf("%w: empty_side is %q, but %d ledger items and %d statement lines were compared",
+		return nil, fmt.Errorf("%w: empty_side is %q, but %d ledger items and %d statement lines were compared",
 			ErrInvalid, r.EmptySide, r.LedgerItems, r.StatementLines)
 	}
 	for i, c := range r.Classes {
 		if err := checkClass(c.Class, c.Break); err != nil {
-			return fmt.Errorf("classes[%d]: %w", i, err)
+			return nil, fmt.Errorf("classes[%d]: %w", i, err)
 		}
 	}
 	seen := make(map[string]bool, len(r.Bridge))
 	for i := range r.Bridge {
 		b := &r.Bridge[i]
 		if seen[b.Currency] {
-			return fmt.Errorf("%w: currency %q is bridged twice", ErrInvalid, b.Currency)
+			return nil, fmt.Errorf("%w: currency %q is bridged twice", ErrInvalid, b.Currency)
 		}
 		seen[b.Currency] = true
 		if err := checkBridge(b); err != nil {
-			return fmt.Errorf("bridge %q: %w", b.Currency, err)
+			return nil, fmt.Errorf("bridge %q: %w", b.Currency, err)
 		}
 	}
-	for i := range r.Discrepancies {
-		d := &r.Discrepancies[i]
-		if err := checkClass(d.Class, d.Break); err != nil {
-			return fmt.Errorf("discrepancies[%d]: %w", i, err)
-		}
+	t, err := r.tally()
+	if err != nil {
+		return nil, err
 	}
-	if err := checkOutside(r); err != nil {
-		return err
+	if t.invalid != nil {
+		return nil, t.invalid
 	}
-	return checkBreakItems(r)
+	if err := checkOutside(r, t); err != nil {
+		return nil, err
+	}
+	if err := checkBreakItems(r, t); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // checkOutside holds each bridge's OutsideTotals to the discrepancies they
 // sum: the same amount and count per currency and class, and no class
 // without its line.
-func checkOutside(r *Report) error {
-	type cell struct{ currency, class string }
-	sums := map[cell]ClassTotal{}
-	for i := range r.Discrepancies {
-		d := &r.Discrepancies[i]
-		if !OutsideTotals(d.Class) {
-			continue
-		}
-		k := cell{d.Currency, d.Class}
-		t := sums[k]
-		t.Amount = t.Amount.Add(money.TotalOf(d.Difference))
-		t.Count++
-		sums[k] = t
-	}
+func checkOutside(r *Report, t *tally) error {
+	sums := maps.Clone(t.outside)
 	for _, b := range r.Bridge {
 		for _, o := range b.OutsideTotals {
-			k := cell{b.Currency, o.Class}
+			k := classCell{b.Currency, o.Class}
 			want := sums[k]
 			if o.Amount.Cmp(want.Amount) != 0 || o.Count != want.Count {
 				return fmt.Errorf("%w: bridge %q shows %s of %d %s outside the totals, but the discrepancies sum to %s of %d",
@@ -172,16 +169,12 @@ func (r *Report) NeedsPerson() bool {
 	if !r.Balanced() || r.OneSided() {
 		return true
 	}
-	listed := map[string]bool{}
-	for i := range r.Discrepancies {
-		d := &r.Discrepancies[i]
-		if d.Break && !d.Acknowledged {
-			return true
-		}
-		listed[d.Class] = true
+	t, err := r.tally()
+	if err != nil || t.invalid != nil || t.open > 0 {
+		return true // a report that cannot be read whole needs a person too
 	}
 	for _, c := range r.Classes {
-		if c.Break && (c.LedgerItems != 0 || c.StatementLines != 0) && !listed[c.Class] {
+		if c.Break && (c.LedgerItems != 0 || c.StatementLines != 0) && !t.seen[c.Class] {
 			return true
 		}
 	}
