@@ -115,7 +115,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, o Options) (int64, error) {
 	err := db.Retry(ctx, o.Log, "reconciliation", func() error {
 		return pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
 			var err error
-			runID, err = reconcileIn(ctx, tx, o)
+			runID, err = reconcileIn(ctx, pool, tx, o)
 			return err
 		})
 	})
@@ -125,7 +125,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, o Options) (int64, error) {
 	return runID, nil
 }
 
-func reconcileIn(ctx context.Context, tx pgx.Tx, o Options) (int64, error) {
+func reconcileIn(ctx context.Context, pool *pgxpool.Pool, tx pgx.Tx, o Options) (int64, error) {
 	var runID int64
 	err := tx.QueryRow(ctx, `
 INSERT INTO reconciliations (tenant_id, source, period_from, period_to, window_days, tolerance_minor)
@@ -142,7 +142,7 @@ VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, o.Tenant, o.Source, o.From, o.To,
 	if err := run(ctx, tx, []step{{"prepare", createClass, nil}}); err != nil {
 		return 0, err
 	}
-	if err := pair(ctx, tx, append(period, o.WindowDays, o.Tolerance)); err != nil {
+	if err := pair(ctx, pool, tx, append(period, o.WindowDays, o.Tolerance)); err != nil {
 		return 0, err
 	}
 	var last *time.Time
@@ -218,8 +218,10 @@ SELECT max(last_date) FILTER (WHERE side = 'statement'),
 
 // pair runs the one pass over both sides, fast when it can be: it tries the
 // plain join, and when a repeated reference made some item or line come out
-// of the join twice, it rolls the attempt back and pairs by rank.
-func pair(ctx context.Context, tx pgx.Tx, args []any) error {
+// of the join twice, it rolls the attempt back and pairs by rank. On one
+// PostgreSQL the sides are counted meanwhile on a second connection of pool
+// (countBeside), in the run's snapshot.
+func pair(ctx context.Context, pool *pgxpool.Pool, tx pgx.Tx, args []any) error {
 	var folds bool
 	// A posting that adjusts another is only ever written by the approval
 	// that marks its correction posted, in the same transaction; asking the
@@ -235,11 +237,40 @@ SELECT EXISTS (SELECT 1 FROM corrections WHERE tenant_id = $1 AND status = 'post
 	// one pass. Sorting stays possible where nothing else can do. The
 	// setting comes before the savepoint, so that it holds for the ranked
 	// pass too.
+	beside, err := besideOK(ctx, pool, tx)
+	if err != nil {
+		return err
+	}
+	var counts []sideRow
+	var counted <-chan counting
+	waited := false
+	if beside {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		if counted, err = countBeside(ctx, pool, tx, folds, args[:4]); err != nil {
+			return err
+		}
+	}
+	// The sides' counts, when they were counted beside the pairing: the
+	// statement wrote only the joined rows' count.
+	storeCounts := func() error {
+		if counted != nil && !waited {
+			c := <-counted
+			if c.err != nil {
+				return c.err
+			}
+			counts, waited = c.rows, true
+		}
+		return storeSides(ctx, tx, counts)
+	}
 	if _, err := tx.Exec(ctx, `SET LOCAL enable_sort = off; SAVEPOINT pairing`); err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
-	if _, err := tx.Exec(ctx, pairAndClassify(false, folds), args...); err != nil {
+	if _, err := tx.Exec(ctx, pairAndClassify(false, folds, !beside), args...); err != nil {
 		return fmt.Errorf("reconcile: pair and classify: %w", err)
+	}
+	if err := storeCounts(); err != nil {
+		return err
 	}
 	var once bool
 	if err := tx.QueryRow(ctx, `
@@ -253,8 +284,11 @@ SELECT coalesce(j.items, 0) = l.items AND coalesce(j.total, 0) = s.items
 		if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT pairing`); err != nil {
 			return fmt.Errorf("reconcile: %w", err)
 		}
-		if _, err := tx.Exec(ctx, pairAndClassify(true, folds), args...); err != nil {
+		if _, err := tx.Exec(ctx, pairAndClassify(true, folds, !beside), args...); err != nil {
 			return fmt.Errorf("reconcile: pair and classify by rank: %w", err)
+		}
+		if err := storeCounts(); err != nil {
+			return err
 		}
 	}
 	if _, err := tx.Exec(ctx, `SET LOCAL enable_sort = on`); err != nil {

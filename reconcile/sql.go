@@ -108,7 +108,12 @@ CREATE TEMP TABLE recon_sides (side text, currency text, items bigint, total num
 // and the classification. Nothing is held but the rows that did not match:
 // holding both sides and the joined rows to count them cost more than
 // pairing them (docs/BENCHMARKS.md).
-func pairAndClassify(ranked, folds bool) string {
+//
+// Counting the sides costs a scan of each (2.55 s of the 8.0 to 9.5 s at
+// 1,000,000 a side). With counted false the statement leaves them out, and
+// countSides counts them beside it, on another connection in the same
+// snapshot (pair).
+func pairAndClassify(ranked, folds, counted bool) string {
 	l, s, on := "l0", "s0", "l.reference <> '' AND s.pairs AND l.reference = s.reference AND l.currency = s.currency"
 	if ranked {
 		l = `(SELECT l0.*, CASE WHEN l0.reference <> '' THEN row_number() OVER (
@@ -116,6 +121,11 @@ func pairAndClassify(ranked, folds bool) string {
 		s = `(SELECT s0.*, CASE WHEN s0.pairs THEN row_number() OVER (
                 PARTITION BY s0.reference, s0.currency, s0.pairs ORDER BY s0.amount, s0.value_date, s0.key) END AS rn FROM s0)`
 		on = "l.reference = s.reference AND l.currency = s.currency AND l.rn = s.rn"
+	}
+	sides := ""
+	if counted {
+		sides = sideCounts + `
+    UNION ALL`
 	}
 	return `
 WITH l0 AS NOT MATERIALIZED (` + ledgerItems(folds) + `
@@ -174,15 +184,7 @@ WITH l0 AS NOT MATERIALIZED (` + ledgerItems(folds) + `
     INSERT INTO recon_matched
     SELECT l_currency, rows, l_sum, s_sum FROM g WHERE class = 'matched'
 ), sides AS (
-    -- Each side is counted from its own scan, not from the join, so that
-    -- the count of joined rows checks the join.
-    INSERT INTO recon_sides
-    SELECT 'ledger', currency, count(*), sum(amount), NULL::date FROM l0 GROUP BY currency
-    UNION ALL
-    SELECT 'statement', currency, count(*), coalesce(sum(amount) FILTER (WHERE line_type <> 'settlement_total'), 0),
-           max(value_date)
-      FROM s0 GROUP BY currency
-    UNION ALL
+    INSERT INTO recon_sides` + sides + `
     SELECT 'joined', NULL, sum(l_rows), sum(s_rows), NULL FROM g
 )
 INSERT INTO recon_class (l_id, s_id, class, reason, reference, l_amount, l_currency, l_date, l_kind, l_refers_to,
@@ -203,6 +205,24 @@ SELECT l_id, s_id, class,
        s_amount, s_currency, s_date, s_line_type, s_occurrence
   FROM g
  WHERE class <> 'matched'`
+}
+
+// sideCounts counts each side per currency from its own scan of l0 and s0,
+// not from the join, so that the count of joined rows checks the join: its
+// items, its total, and the statement's last date.
+const sideCounts = `
+    SELECT 'ledger', currency, count(*), sum(amount), NULL::date FROM l0 GROUP BY currency
+    UNION ALL
+    SELECT 'statement', currency, count(*), coalesce(sum(amount) FILTER (WHERE line_type <> 'settlement_total'), 0),
+           max(value_date)
+      FROM s0 GROUP BY currency`
+
+// countSides is sideCounts as a query of its own, for a second connection.
+func countSides(folds bool) string {
+	return `
+WITH l0 AS (` + ledgerItems(folds) + `
+), s0 AS (` + statementLines + `
+)` + sideCounts
 }
 
 // settleReturns decides the returns and reversals left alone: a return is
