@@ -40,7 +40,7 @@ func ledgerItems(folds bool) string {
 	}
 	return `
 SELECT p.id, coalesce(p.reference, '') AS reference, p.currency::text AS currency, p.value_date, p.kind,
-       p.refers_to, p.posting_key AS key, p.run_id, p.settle_group AS s_group,
+       p.refers_to, p.posting_key AS key, p.run_id, p.line, p.settle_group AS s_group,
        (CASE p.direction WHEN 'C' THEN p.amount_minor ELSE -p.amount_minor END) + ` + adjustment + ` AS amount,
        (` + corrected + `) AS corrected,
        -- What the other side settles the item in: its own amount, or its
@@ -59,6 +59,7 @@ SELECT p.id, coalesce(p.reference, '') AS reference, p.currency::text AS currenc
 // settlement totals, never pair.
 const statementLines = `
 SELECT l.id, l.reference, l.currency::text AS currency, l.value_date, l.line_type, l.occurrence, l.line_key AS key,
+       l.run_id, l.line,
        CASE l.direction WHEN 'C' THEN l.amount_minor ELSE -l.amount_minor END AS amount,
        (l.reference <> '' AND l.occurrence = 1 AND l.line_type <> 'settlement_total') AS pairs
   FROM statement_lines l
@@ -81,6 +82,15 @@ CREATE TEMP TABLE recon_class (
     s_date      date,
     s_line_type text,
     s_occurrence integer,
+    -- Each side's key, run and line, carried from the pairing's own scans
+    -- so that storing the discrepancies does not fetch them again, one
+    -- random read each.
+    l_key       text,
+    l_run       bigint,
+    l_line      bigint,
+    s_key       text,
+    s_run       bigint,
+    s_line      bigint,
     ledger_net  numeric,
     -- A settlement total that settles a group of ledger items names the
     -- group; the group's items name the line that settles them.
@@ -137,6 +147,7 @@ WITH l0 AS NOT MATERIALIZED (` + ledgerItems(folds) + `
            l.amount AS l_amount, l.currency AS l_currency, l.value_date AS l_date, l.kind AS l_kind,
            l.refers_to AS l_refers_to, s.amount AS s_amount, s.currency AS s_currency, s.value_date AS s_date,
            s.line_type AS s_line_type, s.occurrence AS s_occurrence,
+           l.key AS l_key, l.run_id AS l_run, l.line AS l_line, s.key AS s_key, s.run_id AS s_run, s.line AS s_line,
            CASE
              WHEN l.id IS NOT NULL AND s.id IS NOT NULL THEN CASE
                   WHEN abs(l.amount - s.amount) > $6 THEN 'amount_mismatch'
@@ -177,7 +188,10 @@ WITH l0 AS NOT MATERIALIZED (` + ledgerItems(folds) + `
            min(l_date) FILTER (WHERE one) AS l_date, min(l_kind) FILTER (WHERE one) AS l_kind,
            min(l_refers_to) FILTER (WHERE one) AS l_refers_to, min(s_amount) FILTER (WHERE one) AS s_amount,
            min(s_date) FILTER (WHERE one) AS s_date, min(s_line_type) FILTER (WHERE one) AS s_line_type,
-           min(s_occurrence) FILTER (WHERE one) AS s_occurrence
+           min(s_occurrence) FILTER (WHERE one) AS s_occurrence,
+           min(l_key) FILTER (WHERE one) AS l_key, min(l_run) FILTER (WHERE one) AS l_run,
+           min(l_line) FILTER (WHERE one) AS l_line, min(s_key) FILTER (WHERE one) AS s_key,
+           min(s_run) FILTER (WHERE one) AS s_run, min(s_line) FILTER (WHERE one) AS s_line
       FROM (SELECT j.*, class <> 'matched' AS one FROM j) j
      GROUP BY class, l_currency, s_currency, CASE WHEN one THEN l_id END, CASE WHEN one THEN s_id END
 ), matched AS (
@@ -188,7 +202,7 @@ WITH l0 AS NOT MATERIALIZED (` + ledgerItems(folds) + `
     SELECT 'joined', NULL, sum(l_rows), sum(s_rows), NULL FROM g
 )
 INSERT INTO recon_class (l_id, s_id, class, reason, reference, l_amount, l_currency, l_date, l_kind, l_refers_to,
-                         s_amount, s_currency, s_date, s_line_type, s_occurrence)
+                         s_amount, s_currency, s_date, s_line_type, s_occurrence, l_key, l_run, l_line, s_key, s_run, s_line)
 SELECT l_id, s_id, class,
        CASE class
          WHEN 'amount_mismatch' THEN CASE WHEN sign(l_amount) <> sign(s_amount) THEN 'direction_differs' ELSE 'amount_differs' END
@@ -202,7 +216,7 @@ SELECT l_id, s_id, class,
          WHEN 'missing_in_ledger' THEN 'no_ledger_posting'
          ELSE class END,
        reference, l_amount, l_currency, l_date, l_kind, l_refers_to,
-       s_amount, s_currency, s_date, s_line_type, s_occurrence
+       s_amount, s_currency, s_date, s_line_type, s_occurrence, l_key, l_run, l_line, s_key, s_run, s_line
   FROM g
  WHERE class <> 'matched'`
 }
@@ -259,7 +273,7 @@ WITH l AS (
     SELECT ctid AS row, l_id, reference, row_number() OVER (PARTITION BY reference ORDER BY l_date, l_id) AS rn
       FROM recon_class WHERE s_id IS NULL AND reference <> '' AND class IN ('missing_in_statement', 'in_transit')
 ), s AS (
-    SELECT ctid AS row, s_id, reference, s_amount, s_currency, s_date, s_line_type, s_occurrence,
+    SELECT ctid AS row, s_id, reference, s_amount, s_currency, s_date, s_line_type, s_occurrence, s_key, s_run, s_line,
            row_number() OVER (PARTITION BY reference ORDER BY s_date, s_id) AS rn
       FROM recon_class WHERE l_id IS NULL AND reference <> '' AND class = 'missing_in_ledger'
 ), pairs AS (
@@ -269,7 +283,7 @@ WITH l AS (
 )
 UPDATE recon_class c
    SET s_id = p.s_id, s_amount = p.s_amount, s_currency = p.s_currency, s_date = p.s_date,
-       s_line_type = p.s_line_type, s_occurrence = p.s_occurrence,
+       s_line_type = p.s_line_type, s_occurrence = p.s_occurrence, s_key = p.s_key, s_run = p.s_run, s_line = p.s_line,
        class = 'currency_mismatch', reason = 'currency_differs'
   FROM pairs p
  WHERE c.ctid = p.l_row`
@@ -322,15 +336,15 @@ INSERT INTO discrepancies (tenant_id, run_id, seq, class, reason, is_break, expl
                            ledger_run_id, ledger_line, line_id, line_key, line_type, statement_amount,
                            statement_currency, statement_date, statement_run_id, statement_line, correction_key,
                            ledger_net)
-SELECT $1, $2, row_number() OVER (ORDER BY c.class, c.reference, p.posting_key, l.line_key),
+SELECT $1, $2, row_number() OVER (ORDER BY c.class, c.reference, c.l_key, c.s_key),
        c.class, c.reason, c.class NOT IN ('corrected', 'returned', 'in_transit', 'settled', 'settlement_member'),
        CASE c.class
          WHEN 'missing_in_ledger' THEN format('statement shows %s for reference %s on %s (line %s); the ledger has no posting for it',
-              clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.reference, c.s_date, l.line_key)
+              clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.reference, c.s_date, c.s_key)
          WHEN 'unbooked_fee' THEN format('statement shows a fee, %s, for reference %s on %s; the ledger has not booked it',
               clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.reference, c.s_date)
          WHEN 'duplicate_in_statement' THEN format('statement lists %s again (occurrence %s) with %s on %s; the first occurrence is already accounted for, so this is a second charge',
-              l.line_key, c.s_occurrence, clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.s_date)
+              c.s_key, c.s_occurrence, clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.s_date)
          WHEN 'settlement_total_mismatch' THEN CASE WHEN c.reason = 'group_total_differs'
               THEN format('statement shows a settlement total of %s on %s for %s; the ledger''s items of that group net to %s; difference %s %s',
               clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.s_date, c.group_id,
@@ -341,20 +355,20 @@ SELECT $1, $2, row_number() OVER (ORDER BY c.class, c.reference, p.posting_key, 
               clearing_side_text(c.ledger_net, c.s_currency, es.exponent),
               clearing_amount_text(c.ledger_net - c.s_amount, es.exponent), c.s_currency) END
          WHEN 'settled' THEN format('ledger posted %s for reference %s on %s (%s); the statement settles it in the total of %s on %s (line %s), which nets %s',
-              clearing_side_text(c.l_amount, c.l_currency, el.exponent), c.reference, c.l_date, p.posting_key,
+              clearing_side_text(c.l_amount, c.l_currency, el.exponent), c.reference, c.l_date, c.l_key,
               clearing_side_text(CASE sl.direction WHEN 'C' THEN sl.amount_minor ELSE -sl.amount_minor END, sl.currency, eg.exponent),
               sl.value_date, sl.line_key, c.group_id)
          WHEN 'settlement_member' THEN format('ledger posted %s for reference %s on %s (%s); it is one of the %s, whose settlement total on the statement (line %s) differs from them: that total''s break holds it',
-              clearing_side_text(c.l_amount, c.l_currency, el.exponent), c.reference, c.l_date, p.posting_key,
+              clearing_side_text(c.l_amount, c.l_currency, el.exponent), c.reference, c.l_date, c.l_key,
               c.group_id, sl.line_key)
          WHEN 'ambiguous_settlement' THEN format('statement shows a settlement total of %s on %s (line %s); more than one group of ledger items nets to it, so which one it settles is for a person: %s',
-              clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.s_date, l.line_key, c.group_id)
+              clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.s_date, c.s_key, c.group_id)
          WHEN 'missing_in_statement' THEN format('ledger posted %s for reference %s on %s (%s); the statement has no line for it',
-              clearing_side_text(c.l_amount, c.l_currency, el.exponent), c.reference, c.l_date, p.posting_key)
+              clearing_side_text(c.l_amount, c.l_currency, el.exponent), c.reference, c.l_date, c.l_key)
          WHEN 'in_transit' THEN format('ledger posted %s for reference %s on %s, after the statement''s last date %s; it is expected on a later statement',
               clearing_side_text(c.l_amount, c.l_currency, el.exponent), c.reference, c.l_date, $4::date)
          WHEN 'returned' THEN format('ledger posted %s for reference %s on %s (%s), and a return or reversal nets it to zero; the statement shows neither',
-              clearing_side_text(c.l_amount, c.l_currency, el.exponent), c.reference, c.l_date, p.posting_key)
+              clearing_side_text(c.l_amount, c.l_currency, el.exponent), c.reference, c.l_date, c.l_key)
          WHEN 'amount_mismatch' THEN format('statement shows %s for reference %s on %s; ledger posted %s on %s; difference %s %s',
               clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.reference, c.s_date,
               clearing_side_text(c.l_amount, c.l_currency, el.exponent), c.l_date,
@@ -366,24 +380,22 @@ SELECT $1, $2, row_number() OVER (ORDER BY c.class, c.reference, p.posting_key, 
               clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.reference, c.s_date, c.l_date,
               abs(c.l_date - c.s_date), $3::int)
          WHEN 'corrected' THEN format('statement shows %s for reference %s on %s; the ledger agrees once its approved correction is counted (%s)',
-              clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.reference, c.s_date, p.posting_key)
+              clearing_side_text(c.s_amount, c.s_currency, es.exponent), c.reference, c.s_date, c.l_key)
        END,
        c.reference,
-       c.l_id, p.posting_key, c.l_kind, c.l_amount, c.l_currency, c.l_date, p.run_id, p.line,
-       c.s_id, l.line_key, c.s_line_type, c.s_amount, c.s_currency, c.s_date, l.run_id, l.line,
+       c.l_id, c.l_key, c.l_kind, c.l_amount, c.l_currency, c.l_date, c.l_run, c.l_line,
+       c.s_id, c.s_key, c.s_line_type, c.s_amount, c.s_currency, c.s_date, c.s_run, c.s_line,
        CASE WHEN $5::boolean THEN k.key
             WHEN EXISTS (SELECT 1 FROM corrections o WHERE o.tenant_id = $1 AND o.correction_key = k.key) THEN k.key END,
        CASE c.class WHEN 'settlement_total_mismatch' THEN c.ledger_net END
   FROM recon_class c
-  LEFT JOIN LATERAL (SELECT * FROM postings WHERE tenant_id = $1 AND id = c.l_id LIMIT 1) p ON true
-  LEFT JOIN LATERAL (SELECT * FROM statement_lines WHERE tenant_id = $1 AND id = c.s_id LIMIT 1) l ON true
   -- The settlement total that settles an item is named in its sentence,
   -- not as its statement side: the item has no line of its own.
   LEFT JOIN LATERAL (SELECT * FROM statement_lines WHERE c.settled_by IS NOT NULL AND tenant_id = $1
                                                      AND id = c.settled_by LIMIT 1) sl ON true
-  CROSS JOIN LATERAL (SELECT CASE c.class WHEN 'amount_mismatch' THEN p.posting_key || ':correction:amount_mismatch'
-                                          WHEN 'missing_in_ledger' THEN l.line_key || ':correction:missing_in_ledger'
-                                          WHEN 'unbooked_fee' THEN l.line_key || ':correction:unbooked_fee' END AS key) k
+  CROSS JOIN LATERAL (SELECT CASE c.class WHEN 'amount_mismatch' THEN c.l_key || ':correction:amount_mismatch'
+                                          WHEN 'missing_in_ledger' THEN c.s_key || ':correction:missing_in_ledger'
+                                          WHEN 'unbooked_fee' THEN c.s_key || ':correction:unbooked_fee' END AS key) k
   LEFT JOIN recon_exponent el ON el.currency = c.l_currency
   LEFT JOIN recon_exponent es ON es.currency = c.s_currency
   LEFT JOIN recon_exponent eg ON eg.currency = sl.currency
