@@ -70,7 +70,7 @@ bench: build
 bench-check: build
 	$(GO) run ./cmd/bench -check -clearing $(BIN) $(BENCH_FLAGS)
 
-# 9,980,000 ACH entries, the most one ACH file holds, against 998,000 (not in CI: 35 minutes here and
+# 9,980,000 ACH entries, the most one ACH file holds, against 998,000 (not in CI: 23 to 35 minutes here and
 # about 25 GiB of disk).
 bench-scale: build
 	$(GO) run ./cmd/bench -scale -clearing $(BIN) -out docs/BENCHMARKS-scale.md $(BENCH_FLAGS)
