@@ -231,12 +231,6 @@ SELECT EXISTS (SELECT 1 FROM corrections WHERE tenant_id = $1 AND status = 'post
 		args[0]).Scan(&folds); err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
-	// The planner rarely knows how many postings the tenant has (its
-	// statistics lag behind a large file) and, taking the sides for a few
-	// rows, would sort every joined row to group them; a hash groups them in
-	// one pass. Sorting stays possible where nothing else can do. The
-	// setting comes before the savepoint, so that it holds for the ranked
-	// pass too.
 	beside, err := besideOK(ctx, pool, tx)
 	if err != nil {
 		return err
@@ -263,6 +257,12 @@ SELECT EXISTS (SELECT 1 FROM corrections WHERE tenant_id = $1 AND status = 'post
 		}
 		return storeSides(ctx, tx, counts)
 	}
+	// The planner rarely knows how many postings the tenant has (its
+	// statistics lag behind a large file) and, taking the sides for a few
+	// rows, would sort every joined row to group them; a hash groups them in
+	// one pass. Sorting stays possible where nothing else can do. The
+	// setting comes before the savepoint, so that it holds for the ranked
+	// pass too.
 	if _, err := tx.Exec(ctx, `SET LOCAL enable_sort = off; SAVEPOINT pairing`); err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
