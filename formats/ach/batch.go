@@ -1,6 +1,7 @@
 package ach
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -188,12 +189,14 @@ func (r *Reader) batchControl(rc *record) {
 		m.check("EntryHash", c.hash, b.counted.hash%hashModulus)
 		m.check("TotalDebitEntryDollarAmount", c.debit, b.counted.debit)
 		m.check("TotalCreditEntryDollarAmount", c.credit, b.counted.credit)
+		if b.number >= 0 {
+			// moov-io/ach refuses a batch whose control numbers it otherwise
+			// than its header, and reads a number that is not one as 0.
+			m.checkString("BatchNumber", rc.field(87, 94), fmt.Sprintf("%07d", b.number))
+		}
 		if len(m.parts) > 0 {
 			r.fail(p, m.field, ErrControl, "batch control of the batch of line %d: %s", b.line, m.String())
 		}
-	}
-	if ok && b.number >= 0 && c.number != b.number {
-		r.warn(p, WarnBatchNumber, "batch control of the batch of line %d: BatchNumber is %d but the header has %d", b.line, c.number, b.number)
 	}
 	r.inBatch = false
 	r.file.batches++
@@ -202,8 +205,8 @@ func (r *Reader) batchControl(rc *record) {
 
 // batchTotals are the fields of a batch control record.
 type batchTotals struct {
-	scc, count, hash, debit, credit, number int64
-	company, odfi                           string
+	scc, count, hash, debit, credit int64
+	company, odfi                   string
 }
 
 // parseBatchControl parses and validates a batch control record.
@@ -236,10 +239,6 @@ func (r *Reader) parseBatchControl(rc *record, b *batchState) (batchTotals, bool
 		{"EntryHash", 10, 20, &c.hash},
 		{"TotalDebitEntryDollarAmount", 20, debitTo, &c.debit},
 		{"TotalCreditEntryDollarAmount", debitTo, creditTo, &c.credit},
-	}
-	c.number = -1
-	if n, ok := number(rc.field(87, 94)); ok {
-		c.number = n
 	}
 	for _, f := range fields {
 		v, ok := number(rc.field(f.from, f.to))

@@ -62,6 +62,8 @@ func TestReaderRejects(t *testing.T) {
 		{"text after the file control", join(append(slices.Clone(base), "hello")), ErrStructure, 11, ""},
 		{"filler before the file control", join(inserted(base, 10, fillerRecord)), ErrStructure, 10, ""},
 		{"batch debit total", join(replaced(base, 5, func(l string) string { return setField(l, 20, "000000002600") })), ErrControl, 5, "TotalDebitEntryDollarAmount"},
+		{"batch control numbers another batch", join(replaced(base, 5, func(l string) string { return setField(l, 87, "0000009") })), ErrControl, 5, "BatchNumber"},
+		{"batch control's number is not one", join(replaced(base, 5, func(l string) string { return setField(l, 87, "000/001") })), ErrControl, 5, "BatchNumber"},
 		{"batch count", join(replaced(base, 5, func(l string) string { return setField(l, 4, "000003") })), ErrControl, 5, "EntryAddendaCount"},
 		{"batch entry hash", join(replaced(base, 5, func(l string) string { return setField(l, 10, "0000000001") })), ErrControl, 5, "EntryHash"},
 		{"batch company", join(replaced(base, 5, func(l string) string { return setField(l, 44, "1234567899") })), ErrControl, 5, "CompanyIdentification"},

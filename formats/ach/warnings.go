@@ -22,8 +22,9 @@ const (
 	WarnPriorityCode = "priority_code"
 	// WarnCreationDate: the file creation date is not a YYMMDD date.
 	WarnCreationDate = "creation_date"
-	// WarnBatchNumber: batch numbers do not ascend, start at 0, or differ
-	// between a batch header and its control.
+	// WarnBatchNumber: batch numbers do not ascend, or start at 0. A batch
+	// control that numbers its batch otherwise than the header is an error
+	// (ErrControl), as moov-io/ach has it.
 	WarnBatchNumber = "batch_number"
 	// WarnFreeText: a free-text field (names, descriptions, payment related
 	// information) holds characters outside printable ASCII, such as a
