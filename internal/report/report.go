@@ -39,7 +39,7 @@ type Report struct {
 	Classes []ClassCount `json:"classes"`
 	Bridge  []Bridge     `json:"bridge"`
 	// BreakAges buckets the breaks by age; the JSON form fills it from the
-	// discrepancies (Report.Ages).
+	// discrepancies as Write reads them.
 	BreakAges     []AgeBucket   `json:"break_ages"`
 	Discrepancies []Discrepancy `json:"discrepancies"`
 	// Stream, when set, yields the discrepancies in place of
@@ -86,7 +86,7 @@ type Bridge struct {
 	// plus the items that explain the difference is the statement balance,
 	// with the breaks split into those open (a person must look) and those
 	// acknowledged. Write fills it from the bridge and the discrepancies
-	// (Report.Auditor); a document need not carry it.
+	// (auditorOf); a document need not carry it.
 	Auditor AuditorBridge `json:"auditor"`
 }
 
