@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"strings"
 	"time"
@@ -28,8 +29,13 @@ var ErrNotFound = errors.New("runs: not found")
 // session for as long as Claim waited.
 var ErrBusy = errors.New("runs: the same file is being applied by another session")
 
-// lockClass namespaces the advisory locks that mark a run's owner.
-const lockClass = 7411
+// lockClass namespaces the advisory locks that mark a run's owner;
+// claimClass those that make finding and starting a run of one file a
+// single step (claimLock).
+const (
+	lockClass  = 7411
+	claimClass = 7412
+)
 
 // Statuses as stored, plus Interrupted, which is derived.
 const (
@@ -121,7 +127,9 @@ type Querier interface {
 // interrupted run of the same tenant, kind, format, source and file bytes
 // when there is one, and otherwise inserts a new run. Either way conn holds
 // the run's advisory lock until Release or until the connection ends, so no
-// other process can resume a run that is still alive.
+// other process can resume a run that is still alive. Finding a run and
+// starting one are a single step under a lock of the file's own, so
+// processes that claim one file at once start one run between them.
 //
 // A run of the same file whose lock another session holds is waited for, up
 // to DefaultClaimWait (see ClaimWith): a process killed a moment ago keeps
@@ -158,12 +166,9 @@ func ClaimWith(ctx context.Context, conn *pgx.Conn, tenant string, r Run, o Clai
 	deadline := time.Now().Add(o.Wait)
 	logged := false
 	for {
-		got, held, err := resume(ctx, conn, tenant, r)
+		got, resumed, held, err := claimOnce(ctx, conn, tenant, r)
 		if err != nil || got.ID != 0 {
-			return got, got.ID != 0, err
-		}
-		if held == 0 {
-			break
+			return got, resumed, err
 		}
 		if !time.Now().Before(deadline) {
 			return Run{}, false, fmt.Errorf("%w: run %d of the same file is still owned by server process %d after %v: another clearing is applying it (or the server has not yet noticed that its client died); run the command again once it has ended",
@@ -180,8 +185,30 @@ func ClaimWith(ctx context.Context, conn *pgx.Conn, tenant string, r Run, o Clai
 		case <-time.After(o.Poll):
 		}
 	}
+}
+
+// claimOnce resumes or starts a run of r's file under the file's claim
+// lock, so that two processes that start on one file at the same moment
+// cannot both find no run and both start one (they would then share the
+// file's records between them, each posting some). When another session
+// owns a running run of the file, it returns that run's id as held and
+// claims nothing.
+func claimOnce(ctx context.Context, conn *pgx.Conn, tenant string, r Run) (got Run, resumed bool, held int64, err error) {
+	key := claimKey(tenant, r)
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, $2::int)`, claimClass, key); err != nil {
+		return Run{}, false, 0, fmt.Errorf("runs: lock the file's claim: %w", err)
+	}
+	defer func() {
+		if _, uerr := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, $2::int)`, claimClass, key); uerr != nil && err == nil {
+			got, err = Run{}, fmt.Errorf("runs: unlock the file's claim: %w", uerr)
+		}
+	}()
+	got, held, err = resume(ctx, conn, tenant, r)
+	if err != nil || got.ID != 0 || held != 0 {
+		return got, got.ID != 0, held, err
+	}
 	var id int64
-	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if err := Insert(ctx, tx, tenant, &r); err != nil {
 			return err
 		}
@@ -191,10 +218,23 @@ func ClaimWith(ctx context.Context, conn *pgx.Conn, tenant string, r Run, o Clai
 		return err
 	})
 	if err != nil {
-		return Run{}, false, fmt.Errorf("runs: start run: %w", err)
+		return Run{}, false, 0, fmt.Errorf("runs: start run: %w", err)
 	}
-	got, err := Get(ctx, conn, tenant, id)
-	return got, false, err
+	got, err = Get(ctx, conn, tenant, id)
+	return got, false, 0, err
+}
+
+// claimKey maps a file's identity as resume matches it onto the 32-bit
+// advisory lock key space; two files that share a key only wait for each
+// other's claim, never for each other's run.
+func claimKey(tenant string, r Run) int32 {
+	h := fnv.New32a()
+	for _, s := range []string{tenant, r.Kind, r.Format, r.Source} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	h.Write(r.FileSHA256)
+	return int32(h.Sum32())
 }
 
 // resume takes over the oldest running run of r's file whose lock nobody

@@ -147,6 +147,62 @@ func TestClaimGivesUpOnALiveOwnerWithErrBusy(t *testing.T) {
 	}
 }
 
+// Processes that claim one file at the same moment start one run between
+// them: the others find it owned and wait. Without the file's claim lock
+// two of them could each find no run, each start one and share the file's
+// records, each posting some (what the distributed scenario once showed as
+// 7 and 23 posted of 30).
+func TestClaimsOfOneFileAtOnceStartOneRun(t *testing.T) {
+	t.Parallel()
+	url := pgtest.ConnString(t)
+	const n = 8
+	conns := make([]*pgx.Conn, n)
+	for i := range conns {
+		conns[i] = connect(t, url)
+	}
+	for round := range 5 {
+		start := make(chan struct{})
+		chs := make([]chan claimed, n)
+		for i, conn := range conns {
+			ch := make(chan claimed, 1)
+			chs[i] = ch
+			go func() {
+				<-start
+				r, resumed, err := runs.ClaimWith(context.Background(), conn, "default", fileRun(), runs.ClaimOptions{Wait: 300 * time.Millisecond, Poll: 10 * time.Millisecond})
+				ch <- claimed{r, resumed, err}
+			}()
+		}
+		close(start)
+		var won []int64
+		var winner *pgx.Conn
+		for i, ch := range chs {
+			c := <-ch
+			switch {
+			case c.err == nil && !c.resumed:
+				won, winner = append(won, c.run.ID), conns[i]
+			case c.err == nil:
+				t.Fatalf("round %d: run %d resumed, but no run was interrupted", round, c.run.ID)
+			case !errors.Is(c.err, runs.ErrBusy):
+				t.Fatalf("round %d: %v", round, c.err)
+			}
+		}
+		if len(won) != 1 {
+			t.Fatalf("round %d: %d claims started runs %v, want 1 new run and %d waiting until busy", round, len(won), won, n-1)
+		}
+		if got := runCount(t, winner); got != int64(round+1) {
+			t.Fatalf("round %d: %d runs, want %d", round, got, round+1)
+		}
+		// The run finishes, so the next round's claims start afresh.
+		ctx := context.Background()
+		if err := runs.Finish(ctx, winner, "default", won[0]); err != nil {
+			t.Fatal(err)
+		}
+		if err := runs.Release(ctx, winner, won[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // A rejected run is finished when it is written, keeps its reasons (a long
 // one clipped), and is never resumed: the next runs.Claim of the same bytes
 // starts a run of its own.
