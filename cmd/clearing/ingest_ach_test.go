@@ -174,6 +174,11 @@ func TestConcurrentIngestsOfOneFilePostEachEntryOnce(t *testing.T) {
 	f := c.achFile("day1.ach", ach.DefaultHeader(created), es)
 	cmds := slices.Repeat([][]string{{"-o", "json", "ingest", "--chunk-size", "300", f}}, 8)
 	checkOnePostingPerIntent(c, es, summaries(t, c.concurrently(cmds)))
+	// They started one run between them; the others waited for it and
+	// found every record a duplicate.
+	if n := c.count(`SELECT count(*) FROM runs WHERE tenant_id = $1 AND (posted > 0 OR notices > 0)`, c.tenant); n != 1 {
+		t.Fatalf("%d runs posted part of the file, want one run that posted all of it", n)
+	}
 }
 
 func TestReturnsReverseTheirOriginalOnce(t *testing.T) {

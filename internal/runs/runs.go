@@ -31,7 +31,7 @@ var ErrBusy = errors.New("runs: the same file is being applied by another sessio
 
 // lockClass namespaces the advisory locks that mark a run's owner;
 // claimClass those that make finding and starting a run of one file a
-// single step (claimLock).
+// single step (claimOnce).
 const (
 	lockClass  = 7411
 	claimClass = 7412
