@@ -23,15 +23,24 @@ import (
 // before anything is written, and a rejected run for a file that is
 // refused.
 
-// connect takes a connection out of the pool for one file. It carries the
-// temporary stage and the run's lock, so it leaves the pool and is closed
-// afterwards (close) rather than handed to someone else with either.
+// connect opens a connection of the file's own, configured as the pool's
+// are (its AfterConnect included). It carries the temporary stage and the
+// run's lock, and is closed afterwards (close) rather than handed to
+// someone else with either. A new session, not one of the pool's: the
+// stage sizes the session's temporary buffers, which PostgreSQL refuses
+// once a session has used a temporary table (a reconciliation on the same
+// pool, say).
 func connect(ctx context.Context, pool *pgxpool.Pool) (conn *pgx.Conn, close func(), err error) {
-	pc, err := pool.Acquire(ctx)
-	if err != nil {
+	cfg := pool.Config()
+	if conn, err = pgx.ConnectConfig(ctx, cfg.ConnConfig); err != nil {
 		return nil, nil, fmt.Errorf("ingest: connect: %w", err)
 	}
-	conn = pc.Hijack()
+	if cfg.AfterConnect != nil {
+		if err := cfg.AfterConnect(ctx, conn); err != nil {
+			conn.Close(context.WithoutCancel(ctx))
+			return nil, nil, fmt.Errorf("ingest: connect: %w", err)
+		}
+	}
 	return conn, func() { conn.Close(context.WithoutCancel(ctx)) }, nil
 }
 

@@ -26,8 +26,7 @@ func TestLoadingARunLooksUpEachDiscrepancysRowsByKey(t *testing.T) {
 	ctx := context.Background()
 	run := map[string]int64{}
 	const n = 300
-	// Both tenants' files and statements first: an ingest needs a session
-	// that has not used a temporary table, and a reconciliation uses some.
+	// Both tenants' files and statements first, then their reconciliations.
 	tenants := []string{"analysed", tenant}
 	for _, tn := range tenants {
 		es := liveEntries(31, n)
