@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clearing-dev/clearing/formats/ach"
@@ -51,5 +52,40 @@ func TestIngestAfterATemporaryTableOnTheSamePool(t *testing.T) {
 	}
 	if posted == 0 || posted != s.Posted {
 		t.Errorf("%d postings of the run, the summary says %d posted", posted, s.Posted)
+	}
+}
+
+// The file's session is configured as the pool's own sessions are: by its
+// BeforeConnect and its AfterConnect.
+func TestTheFilesSessionIsConfiguredAsThePoolsAre(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := pgxpool.ParseConfig(pgtest.ConnString(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.BeforeConnect = func(_ context.Context, cc *pgx.ConnConfig) error {
+		cc.RuntimeParams["application_name"] = "before-connect"
+		return nil
+	}
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		_, err := conn.Exec(ctx, `SET statement_timeout = '4321ms'`)
+		return err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	conn, closeConn, err := connect(ctx, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeConn()
+	var app, timeout string
+	if err := conn.QueryRow(ctx, `SELECT current_setting('application_name'), current_setting('statement_timeout')`).Scan(&app, &timeout); err != nil {
+		t.Fatal(err)
+	}
+	if app != "before-connect" || timeout != "4321ms" {
+		t.Fatalf("the file's session has application_name %q and statement_timeout %q, want the pool's hooks' before-connect and 4321ms", app, timeout)
 	}
 }

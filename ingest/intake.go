@@ -24,14 +24,19 @@ import (
 // refused.
 
 // connect opens a connection of the file's own, configured as the pool's
-// are (its AfterConnect included). It carries the temporary stage and the
+// are (its BeforeConnect and AfterConnect included). It carries the temporary stage and the
 // run's lock, and is closed afterwards (close) rather than handed to
 // someone else with either. A new session, not one of the pool's: the
 // stage sizes the session's temporary buffers, which PostgreSQL refuses
 // once a session has used a temporary table (a reconciliation on the same
 // pool, say).
 func connect(ctx context.Context, pool *pgxpool.Pool) (conn *pgx.Conn, close func(), err error) {
-	cfg := pool.Config()
+	cfg := pool.Config() // a copy, ConnConfig included
+	if cfg.BeforeConnect != nil {
+		if err := cfg.BeforeConnect(ctx, cfg.ConnConfig); err != nil {
+			return nil, nil, fmt.Errorf("ingest: connect: %w", err)
+		}
+	}
 	if conn, err = pgx.ConnectConfig(ctx, cfg.ConnConfig); err != nil {
 		return nil, nil, fmt.Errorf("ingest: connect: %w", err)
 	}
