@@ -82,9 +82,9 @@ CREATE TEMP TABLE recon_class (
     s_date      date,
     s_line_type text,
     s_occurrence integer,
-    -- Each side's key, run and line, carried from the pairing's own scans
-    -- so that storing the discrepancies does not fetch them again, one
-    -- random read each.
+    -- The pass writes the ids, reference, amounts, currencies and class;
+    -- the other columns of each side are fetched by id after it
+    -- (fillLedgerSide, fillStatementSide).
     l_key       text,
     l_run       bigint,
     l_line      bigint,
@@ -143,11 +143,11 @@ WITH l0 AS NOT MATERIALIZED (` + ledgerItems(folds) + `
 ), last AS (
     SELECT max(value_date) AS d FROM s0
 ), j AS (
+    -- Only what classifies a row and what a matched pair adds up to comes
+    -- out of the join; the rest of an unpaired item's evidence is fetched
+    -- afterwards, for it alone (fillLedgerSide, fillStatementSide).
     SELECT l.id AS l_id, s.id AS s_id, coalesce(l.reference, s.reference) AS reference,
-           l.amount AS l_amount, l.currency AS l_currency, l.value_date AS l_date, l.kind AS l_kind,
-           l.refers_to AS l_refers_to, s.amount AS s_amount, s.currency AS s_currency, s.value_date AS s_date,
-           s.line_type AS s_line_type, s.occurrence AS s_occurrence,
-           l.key AS l_key, l.run_id AS l_run, l.line AS l_line, s.key AS s_key, s.run_id AS s_run, s.line AS s_line,
+           l.amount AS l_amount, l.currency AS l_currency, s.amount AS s_amount, s.currency AS s_currency,
            CASE
              WHEN l.id IS NOT NULL AND s.id IS NOT NULL THEN CASE
                   WHEN abs(l.amount - s.amount) > $6 THEN 'amount_mismatch'
@@ -180,20 +180,13 @@ WITH l0 AS NOT MATERIALIZED (` + ledgerItems(folds) + `
 ), g AS MATERIALIZED (
     -- The joined rows are read once, as they stream out of the join:
     -- matched pairs fold into one row per currency, and every other row
-    -- stays a group of its own (the min() of one row is the row).
+    -- stays a group of its own, named by its ids and reference.
     SELECT class, l_currency, s_currency, count(*) AS rows, count(l_id) AS l_rows, count(s_id) AS s_rows,
            sum(l_amount) AS l_sum, sum(s_amount) AS s_sum,
-           min(l_id) FILTER (WHERE one) AS l_id, min(s_id) FILTER (WHERE one) AS s_id,
-           min(reference) FILTER (WHERE one) AS reference, min(l_amount) FILTER (WHERE one) AS l_amount,
-           min(l_date) FILTER (WHERE one) AS l_date, min(l_kind) FILTER (WHERE one) AS l_kind,
-           min(l_refers_to) FILTER (WHERE one) AS l_refers_to, min(s_amount) FILTER (WHERE one) AS s_amount,
-           min(s_date) FILTER (WHERE one) AS s_date, min(s_line_type) FILTER (WHERE one) AS s_line_type,
-           min(s_occurrence) FILTER (WHERE one) AS s_occurrence,
-           min(l_key) FILTER (WHERE one) AS l_key, min(l_run) FILTER (WHERE one) AS l_run,
-           min(l_line) FILTER (WHERE one) AS l_line, min(s_key) FILTER (WHERE one) AS s_key,
-           min(s_run) FILTER (WHERE one) AS s_run, min(s_line) FILTER (WHERE one) AS s_line
-      FROM (SELECT j.*, class <> 'matched' AS one FROM j) j
-     GROUP BY class, l_currency, s_currency, CASE WHEN one THEN l_id END, CASE WHEN one THEN s_id END
+           CASE WHEN class <> 'matched' THEN l_id END AS l_id, CASE WHEN class <> 'matched' THEN s_id END AS s_id,
+           CASE WHEN class <> 'matched' THEN reference END AS reference
+      FROM j
+     GROUP BY 1, 2, 3, 9, 10, 11
 ), matched AS (
     INSERT INTO recon_matched
     SELECT l_currency, rows, l_sum, s_sum FROM g WHERE class = 'matched'
@@ -201,11 +194,10 @@ WITH l0 AS NOT MATERIALIZED (` + ledgerItems(folds) + `
     INSERT INTO recon_sides` + sides + `
     SELECT 'joined', NULL, sum(l_rows), sum(s_rows), NULL FROM g
 )
-INSERT INTO recon_class (l_id, s_id, class, reason, reference, l_amount, l_currency, l_date, l_kind, l_refers_to,
-                         s_amount, s_currency, s_date, s_line_type, s_occurrence, l_key, l_run, l_line, s_key, s_run, s_line)
+INSERT INTO recon_class (l_id, s_id, class, reason, reference, l_amount, l_currency, s_amount, s_currency)
 SELECT l_id, s_id, class,
        CASE class
-         WHEN 'amount_mismatch' THEN CASE WHEN sign(l_amount) <> sign(s_amount) THEN 'direction_differs' ELSE 'amount_differs' END
+         WHEN 'amount_mismatch' THEN CASE WHEN sign(l_sum) <> sign(s_sum) THEN 'direction_differs' ELSE 'amount_differs' END
          WHEN 'date_out_of_window' THEN 'value_date_outside_window'
          WHEN 'corrected' THEN 'resolved_by_correction'
          WHEN 'returned' THEN 'returned_in_ledger'
@@ -215,11 +207,51 @@ SELECT l_id, s_id, class,
          WHEN 'unbooked_fee' THEN 'fee_not_in_ledger'
          WHEN 'missing_in_ledger' THEN 'no_ledger_posting'
          ELSE class END,
-       reference, l_amount, l_currency, l_date, l_kind, l_refers_to,
-       s_amount, s_currency, s_date, s_line_type, s_occurrence, l_key, l_run, l_line, s_key, s_run, s_line
+       -- A group of one row: its sums are its amounts.
+       reference, l_sum::bigint, l_currency, s_sum::bigint, s_currency
   FROM g
  WHERE class <> 'matched'`
 }
+
+// fillLedgerSide and fillStatementSide complete each unpaired row of
+// recon_class with the rest of its evidence: its date, kind, key, run and
+// line. Fetching them here, for the few items that did not match, rather
+// than carrying them through the join for every item, keeps the join's rows
+// narrow (docs/BENCHMARKS.md, 2026-12-02, "the pairing's rows narrowed").
+// The ids are handed over as one array, so that the side's table is read
+// through its id index in id order, which is the order its rows were
+// written in: each heap page is visited once, in order, not once per row
+// in whatever order the pass grouped them. Each id is on one row: the pass
+// lets every item and line out of the join once. As in settleReturns, the
+// side's table is read in a query of its own (d), from which the session's
+// recon_class is updated.
+const fillLedgerSide = `
+WITH ids AS MATERIALIZED (
+    SELECT array_agg(l_id) AS ids FROM recon_class WHERE l_id IS NOT NULL
+), d AS (
+    SELECT p.id, p.value_date, p.kind, p.refers_to, p.posting_key, p.run_id, p.line
+      FROM postings p, ids
+     WHERE p.tenant_id = $1 AND p.id = ANY (ids.ids)
+)
+UPDATE recon_class c
+   SET l_date = d.value_date, l_kind = d.kind, l_refers_to = d.refers_to, l_key = d.posting_key,
+       l_run = d.run_id, l_line = d.line
+  FROM d
+ WHERE c.l_id = d.id`
+
+const fillStatementSide = `
+WITH ids AS MATERIALIZED (
+    SELECT array_agg(s_id) AS ids FROM recon_class WHERE s_id IS NOT NULL
+), d AS (
+    SELECT l.id, l.value_date, l.line_type, l.occurrence, l.line_key, l.run_id, l.line
+      FROM statement_lines l, ids
+     WHERE l.tenant_id = $1 AND l.id = ANY (ids.ids)
+)
+UPDATE recon_class c
+   SET s_date = d.value_date, s_line_type = d.line_type, s_occurrence = d.occurrence, s_key = d.line_key,
+       s_run = d.run_id, s_line = d.line
+  FROM d
+ WHERE c.s_id = d.id`
 
 // sideCounts counts each side per currency from its own scan of l0 and s0,
 // not from the join, so that the count of joined rows checks the join: its
