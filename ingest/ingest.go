@@ -77,6 +77,12 @@ type Summary struct {
 	Records int64  `json:"records"`
 	runs.Counts
 	Resumed bool `json:"resumed"`
+	// InsertFallbacks counts the chunks whose plain INSERT of new keys met
+	// a key already posted and that then posted with ON CONFLICT (this
+	// process's chunks only, on a resumed run). It says how the records
+	// were written, not what became of them, so the summary's JSON leaves
+	// it out; --metrics-file reports it.
+	InsertFallbacks int64 `json:"-"`
 	// HeldBy names the runs that first quarantined this file's records
 	// counted as already_quarantined.
 	HeldBy []int64 `json:"already_quarantined_by_runs,omitempty"`
@@ -189,7 +195,7 @@ func apply(ctx context.Context, conn *pgx.Conn, st *loaded, o Options, sum Summa
 	for lo := start; lo <= n; lo += int64(o.ChunkSize) {
 		hi := min(lo+int64(o.ChunkSize)-1, n)
 		began := time.Now()
-		allPosted := false
+		var learnt ledger.Batch
 		err := db.Retry(ctx, o.Log, "chunk", func() error {
 			return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 				if err := failpoint.Hit(failpoint.IngestStaged); err != nil {
@@ -206,7 +212,7 @@ func apply(ctx context.Context, conn *pgx.Conn, st *loaded, o Options, sum Summa
 					held = try.Held
 					logHeld(o.Log, st.Name, held)
 				}
-				allPosted = try.AllPosted
+				learnt = try
 				if c.Total() != hi-lo+1 {
 					return fmt.Errorf("ingest: records %d-%d: %d accounted for, want %d", lo, hi, c.Total(), hi-lo+1)
 				}
@@ -220,7 +226,7 @@ func apply(ctx context.Context, conn *pgx.Conn, st *loaded, o Options, sum Summa
 			return sum, fmt.Errorf("ingest: %s: records %d-%d: %w (records before %d are applied; run the same command again to resume)", st.Name, lo, hi, err, lo)
 		}
 		// What the committed chunk learnt holds for the chunks after it.
-		b.AllPosted = allPosted
+		b.AllPosted, b.KeysTaken, b.Fallbacks = learnt.AllPosted, learnt.KeysTaken, learnt.Fallbacks
 		o.Log.Debug("chunk applied", slog.Int64("from", lo), slog.Int64("to", hi), slog.Duration("took", time.Since(began)))
 		if o.Progress != nil {
 			o.Progress(hi, n)
@@ -241,7 +247,7 @@ func apply(ctx context.Context, conn *pgx.Conn, st *loaded, o Options, sum Summa
 	if err != nil {
 		return sum, err
 	}
-	sum.Status, sum.Counts = "done", final.Counts
+	sum.Status, sum.Counts, sum.InsertFallbacks = "done", final.Counts, b.Fallbacks
 	if sum.AlreadyQuarantined > 0 {
 		if sum.HeldBy, err = ledger.HeldBy(ctx, conn, o.Tenant, run.ID); err != nil {
 			return sum, err
@@ -274,7 +280,7 @@ func dryRun(ctx context.Context, conn *pgx.Conn, st *loaded, o Options, sum Summ
 		}
 		total.Add(c)
 	}
-	sum.Status, sum.Counts = "dry_run", total
+	sum.Status, sum.Counts, sum.InsertFallbacks = "dry_run", total, b.Fallbacks
 	return sum, nil
 }
 

@@ -54,6 +54,7 @@ func (m *commandMetrics) ingested(s ingest.Summary) {
 		v[metrics.Rejected] = s.Records
 	}
 	m.set.AddFile(metrics.File{Name: filepath.Base(s.File), Source: s.Source, Format: s.Format, Status: s.Status, Records: s.Records, Verdicts: v})
+	m.set.InsertFallbacks(s.InsertFallbacks)
 }
 
 // imported records one statement file's summary.

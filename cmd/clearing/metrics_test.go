@@ -105,6 +105,9 @@ func TestMetricsFileOfTheNightlyJobMatchesTheLedger(t *testing.T) {
 	if got := sample(t, mfs, "clearing_unique_violations_total", map[string]string{"command": "ingest"}); got != 0 {
 		t.Errorf("unique violations: %v", got)
 	}
+	if got := sample(t, mfs, "clearing_insert_fallbacks_total", map[string]string{"command": "ingest"}); got != 0 {
+		t.Errorf("a new file fell back to ON CONFLICT %v times", got)
+	}
 	last := sample(t, mfs, "clearing_last_success_timestamp_seconds", map[string]string{"command": "ingest"})
 	if last < before-1 || last > float64(time.Now().Unix())+1 {
 		t.Errorf("last success %v is not the run's time", last)
@@ -124,6 +127,29 @@ func TestMetricsFileOfTheNightlyJobMatchesTheLedger(t *testing.T) {
 	}
 	if got := sample(t, mfs, "clearing_records_total", verdict("posted")); got != 0 {
 		t.Errorf("a re-sent file posted %v", got)
+	}
+
+	// A file that overlaps the ledger: its first chunk's plain INSERT meets
+	// a posted key and falls back to ON CONFLICT, which is counted apart
+	// from the violations that reach the command.
+	o := newCLI(t)
+	if r := o.exec("ingest", o.achFile("part.ach", ach.DefaultHeader(created), es[:120])); r.code != 0 {
+		t.Fatalf("want exit 0\n%v", r)
+	}
+	overlapProm := filepath.Join(dir, "overlap.prom")
+	if r := o.exec("ingest", "--metrics-file", overlapProm, o.achFile("whole.ach", ach.DefaultHeader(created), es)); r.code != 0 {
+		t.Fatalf("want exit 0\n%v", r)
+	}
+	mfs = readMetrics(t, overlapProm)
+	if got := sample(t, mfs, "clearing_insert_fallbacks_total", map[string]string{"command": "ingest"}); got != 1 {
+		t.Errorf("fallbacks to ON CONFLICT: %v, want 1", got)
+	}
+	if got := sample(t, mfs, "clearing_unique_violations_total", map[string]string{"command": "ingest"}); got != 0 {
+		t.Errorf("unique violations: %v", got)
+	}
+	whole := o.count(`SELECT count(*) FROM postings WHERE tenant_id = $1 AND kind = 'clearing'`, o.tenant)
+	if whole != posted {
+		t.Errorf("the two files posted %d entries, the one file %d", whole, posted)
 	}
 
 	// A failed run keeps the time of the last success and says how it

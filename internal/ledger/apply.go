@@ -1,17 +1,22 @@
 // Package ledger is the only code that writes postings, legs, notices,
 // their audit events and the ledger's source locks (ledger_locks). Records
 // staged by package stage are applied in chunks by set-based statements,
-// each chunk in the caller's transaction: INSERT ... ON CONFLICT DO NOTHING
-// on the unique key is the arbiter of what posts, and every record it turns
-// away is written to the audit trail in the same transaction. It also reads
-// the ledger back: lookups, balances and verify.
+// each chunk in the caller's transaction. The unique index on the key is
+// the arbiter of what posts: a chunk of new keys is a plain INSERT in a
+// savepoint, which falls back to INSERT ... ON CONFLICT DO NOTHING when the
+// index refuses a key, and every record that does not post is written to
+// the audit trail in the same transaction. It also reads the ledger back:
+// lookups, balances and verify.
 package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/clearing-dev/clearing/internal/db"
 	"github.com/clearing-dev/clearing/internal/runs"
@@ -35,6 +40,11 @@ type Batch struct {
 	// chunk has a clearing record to post, and none tries. The caller
 	// keeps it for the chunks that follow.
 	AllPosted bool
+	// KeysTaken is set by Apply when a chunk met a key already posted
+	// (see postClearingRecords); Fallbacks counts those chunks. The caller
+	// keeps both for the chunks that follow.
+	KeysTaken bool
+	Fallbacks int64
 }
 
 // maxLinkDepth bounds the chain return → dishonored → contested.
@@ -83,8 +93,8 @@ func Apply(ctx context.Context, tx pgx.Tx, st *stage.Stage, b *Batch, lo, hi int
 	}
 	var clearingPosted, noticesAdded int64
 	if p.clearing > 0 && !b.AllPosted {
-		if err := tx.QueryRow(ctx, postClearing.Call(), b.Tenant, b.RunID, lo, hi, b.Source).Scan(&clearingPosted); err != nil {
-			return c, fmt.Errorf("ledger: post clearing records %d-%d: %w", lo, hi, postClearing.Err(err))
+		if clearingPosted, err = postClearingRecords(ctx, tx, b, lo, hi); err != nil {
+			return c, err
 		}
 	}
 	if p.notices > 0 {
@@ -127,6 +137,46 @@ func Apply(ctx context.Context, tx pgx.Tx, st *stage.Stage, b *Batch, lo, hi int
 		}
 	}
 	return c, nil
+}
+
+// postClearingRecords posts the chunk's clearing records. Until a chunk of
+// the run meets a key already posted, it tries a plain INSERT of them in a
+// savepoint: in a new file every key is new, and an insert that need not
+// prepare for a conflict is cheaper (docs/decisions/write-path.md). When
+// the unique index refuses a key, the savepoint is rolled back, the chunk
+// posts with INSERT ... ON CONFLICT DO NOTHING, which decides what posts
+// and what is a duplicate as it always has, and every later chunk of the
+// run goes to it directly.
+func postClearingRecords(ctx context.Context, tx pgx.Tx, b *Batch, lo, hi int64) (int64, error) {
+	var n int64
+	if !b.KeysTaken {
+		err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
+			return sp.QueryRow(ctx, postNewClearing.Call(), b.Tenant, b.RunID, lo, hi, b.Source).Scan(&n)
+		})
+		if err == nil {
+			return n, nil
+		}
+		if !keyRefused(err) {
+			return 0, fmt.Errorf("ledger: post new clearing records %d-%d: %w", lo, hi, postNewClearing.Err(err))
+		}
+		b.KeysTaken = true
+		b.Fallbacks++
+	}
+	if err := tx.QueryRow(ctx, postClearing.Call(), b.Tenant, b.RunID, lo, hi, b.Source).Scan(&n); err != nil {
+		return 0, fmt.Errorf("ledger: post clearing records %d-%d: %w", lo, hi, postClearing.Err(err))
+	}
+	return n, nil
+}
+
+// keyRefused reports whether err is a unique index refusing a row. The
+// plain INSERT writes postings and their legs, and only the postings' key
+// can be taken; Citus does not pass on which shard's index refused, so
+// the index is not checked by name. Were it another index, the ON
+// CONFLICT statement that follows, whose only arbiter is the postings'
+// key, would be refused by it too, and that error reaches the command.
+func keyRefused(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == pgerrcode.UniqueViolation
 }
 
 // chunkProfile counts a chunk's staged records by kind, so that statements
@@ -204,7 +254,8 @@ func audit(ctx context.Context, tx pgx.Tx, r db.Routine, b *Batch, lo, hi int64,
 	return nil
 }
 
-// insertClearing posts the chunk's clearing records. DISTINCT ON keeps the
+// insertClearing posts the chunk's clearing records with INSERT ... ON
+// CONFLICT DO NOTHING, the arbiter of what posts. DISTINCT ON keeps the
 // first of several records sharing a key in the chunk; the audit pass then
 // finds the others colliding with a posting of this same run and quarantines
 // them as in-file duplicates. Rows are inserted in key order so that
@@ -212,7 +263,15 @@ func audit(ctx context.Context, tx pgx.Tx, r db.Routine, b *Batch, lo, hi int64,
 // deadlocking. A record that names no account is booked against the
 // source's counterparty account, or its fee account when it is a fee (an
 // IPM fee collection, a PSP's fee row).
-const insertClearing = `
+var insertClearing = clearingInsert("ON CONFLICT (tenant_id, posting_key) DO NOTHING")
+
+// insertNewClearing is insertClearing for a chunk whose keys are expected
+// to be new: a plain INSERT, which the unique index refuses at the first
+// key already taken (see postClearingRecords).
+var insertNewClearing = clearingInsert("")
+
+func clearingInsert(onConflict string) string {
+	return `
 WITH cand AS (
     SELECT DISTINCT ON (own_key) own_key, reference, alt_reference, value_date, amount_minor, currency,
            direction, account, account_last4, digest, seq, line, detail, line_type, settle_amount, settle_currency, settle_group
@@ -229,7 +288,7 @@ WITH cand AS (
            account_last4, digest, $2, seq, line, detail, settle_amount, settle_currency, settle_group
       FROM cand
      ORDER BY own_key
-    ON CONFLICT (tenant_id, posting_key) DO NOTHING
+    ` + onConflict + `
     RETURNING id, account, direction, amount_minor, currency, value_date
 ), leg AS (
     INSERT INTO legs (tenant_id, posting_id, leg_no, account, direction, amount_minor, currency, value_date)
@@ -240,6 +299,7 @@ WITH cand AS (
       ) AS l(leg_no, account, direction)
 )
 SELECT count(*) FROM ins`
+}
 
 // insertNotices records the chunk's notices, attached to the posting they
 // are about when exactly one matches their link.

@@ -66,6 +66,7 @@ type Set struct {
 	files    *prometheus.GaugeVec
 	fileRecs *prometheus.GaugeVec
 	unique   prometheus.Counter
+	fallback prometheus.Counter
 }
 
 // New returns an empty Set for command.
@@ -94,7 +95,16 @@ func New(command string) *Set {
 		Name: "clearing_unique_violations_total", ConstLabels: labels,
 		Help: "Unique-index violations that reached the command in the last run; must be 0.",
 	})
-	s.reg.MustRegister(s.records, s.fileRecs, s.files, s.unique)
+	// A chunk of new keys is a plain INSERT, which the unique index may
+	// refuse (a file that overlaps the ledger); the chunk then posts with
+	// ON CONFLICT. Such a refusal is caught where it is expected and never
+	// reaches the command: it is counted here, apart from the violations
+	// above.
+	s.fallback = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "clearing_insert_fallbacks_total", ConstLabels: labels,
+		Help: "Chunks whose plain INSERT of new keys met a posted key and that posted with ON CONFLICT instead, in the last run.",
+	})
+	s.reg.MustRegister(s.records, s.fileRecs, s.files, s.unique, s.fallback)
 	for _, st := range []string{"done", "dry_run", "rejected"} {
 		s.files.WithLabelValues(st)
 	}
@@ -115,6 +125,9 @@ func (s *Set) AddFile(f File) {
 		s.records.WithLabelValues(f.Name, f.Source, f.Format, verdict).Add(float64(n))
 	}
 }
+
+// InsertFallbacks adds n to the chunks that fell back to ON CONFLICT.
+func (s *Set) InsertFallbacks(n int64) { s.fallback.Add(float64(n)) }
 
 // UniqueViolations adds n to the unique-index violations.
 func (s *Set) UniqueViolations(n int) { s.unique.Add(float64(n)) }
