@@ -71,10 +71,15 @@ func (b *bench) measureRuns(ctx context.Context, in inputs) error {
 			recs = append(recs, rr)
 		}
 	}
+	oneSided, err := b.reconcileOneSided(ctx, cases[2])
+	if err != nil {
+		return err
+	}
 	for _, cr := range cases {
 		b.reportIngest(cr)
 	}
 	b.reportReconcile(recs, p)
+	b.reportOneSided(oneSided)
 	b.reportMemory(cases[0], small)
 	return nil
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
+
+	reconreport "github.com/clearing-dev/clearing/internal/report"
 )
 
 // bareJoin is the reconciliation baseline: the postings and statement lines
@@ -135,6 +138,62 @@ func (b *bench) reportReconcile(runs []reconcileRun, p planted) {
 	if runs[0].storedClasses != "" {
 		b.addDetail("clearing reconcile: items per class (both sides)", runs[0].storedClasses)
 	}
+}
+
+// oneSidedRun is the reconciliation of a ledger for which no statement
+// line was imported.
+type oneSidedRun struct {
+	source   string
+	postings int64
+	rec      ran
+	done     bool
+}
+
+// reconcileOneSided reconciles the last run's ledger of c, which has no
+// statement, over the whole span of its postings: every posting is
+// missing_in_statement, and the report lists the most breaks it ever
+// lists (report.MaxListedBreaks), all of one class. It runs once, after
+// every timed figure, so that the breaks it stores reach no other
+// measurement; only its memory is a figure.
+func (b *bench) reconcileOneSided(ctx context.Context, c *caseResult) (oneSidedRun, error) {
+	o := oneSidedRun{source: c.c.source}
+	if c.stopped || len(c.runs) == 0 {
+		return o, nil
+	}
+	tenant := c.runs[len(c.runs)-1].tenant
+	var from, to time.Time
+	if err := b.srv.pool.QueryRow(ctx, `SELECT count(*), min(value_date), max(value_date) FROM postings WHERE tenant_id = $1 AND source = $2`,
+		tenant, o.source).Scan(&o.postings, &from, &to); err != nil {
+		return o, fmt.Errorf("the span of the %s ledger: %w", c.c.name, err)
+	}
+	b.srv.checkpoint(ctx)
+	var err error
+	o.rec, err = b.clearing(ctx, []int{3}, b.path("reconcile.txt"), "reconcile", "--tenant", tenant,
+		"--source", o.source, "--from", from.Format(time.DateOnly), "--to", to.Format(time.DateOnly))
+	os.Remove(b.path("reconcile.txt"))
+	if errors.Is(err, errTimedOut) {
+		b.warn("the reconciliation without a statement: %v", err)
+		return o, nil
+	}
+	o.done = err == nil
+	fmt.Fprintf(b.out, "  reconciliation without a statement, %s %s postings: %s, peak RSS %.0f MiB\n",
+		count(o.postings), c.c.name, seconds(o.rec.wall), o.rec.rssMiB())
+	return o, err
+}
+
+// reportOneSided adds the memory of the reconciliation without a
+// statement.
+func (b *bench) reportOneSided(o oneSidedRun) {
+	if !o.done {
+		return
+	}
+	b.addFigure(figure{
+		name: fmt.Sprintf("peak RSS, reconcile of %s %s postings without a statement (%s breaks listed)",
+			count(o.postings), o.source, count(min(o.postings, reconreport.MaxListedBreaks))),
+		value: fmt.Sprintf("%.0f MiB", o.rec.rssMiB()), target: fmt.Sprintf("< %d MiB", rssLimitMiB),
+		met: yesNo(o.rec.rssMiB() < rssLimitMiB),
+	})
+	b.addDetail("reconcile without a statement, "+count(o.postings)+" "+o.source+" postings", seconds(o.rec.wall))
 }
 
 // timeBareJoin runs the bare join and returns its wall time and its counts.
