@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clearing-dev/clearing/formats"
 	"github.com/clearing-dev/clearing/formats/registry"
@@ -32,6 +33,19 @@ func (s *sliceReader) Next() (formats.Record, error) {
 	}
 	s.i++
 	return s.recs[s.i-1], nil
+}
+
+// ingestRecords ingests recs as a file named name, in chunks of two
+// records, and returns what File returns.
+func ingestRecords(t *testing.T, pool *pgxpool.Pool, name string, recs ...formats.Record) (Summary, error) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(name), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return File(context.Background(), pool, p, Options{Format: "test", ChunkSize: 2, Reader: registry.Options{Open: func(io.Reader) (formats.Reader, error) {
+		return &sliceReader{recs: recs}, nil
+	}}})
 }
 
 // The ledger path end to end, below the command line: in-file repeats,
@@ -56,13 +70,7 @@ func TestLedgerPathVerdicts(t *testing.T) {
 	type tally struct{ Records, Posted, Duplicates, Conflicts, Quarantined, Fallbacks int64 }
 	run := func(name string, want tally, recs ...formats.Record) {
 		t.Helper()
-		p := filepath.Join(t.TempDir(), name)
-		if err := os.WriteFile(p, []byte(name), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		s, err := File(ctx, pool, p, Options{Format: "test", ChunkSize: 2, Reader: registry.Options{Open: func(io.Reader) (formats.Reader, error) {
-			return &sliceReader{recs: recs}, nil
-		}}})
+		s, err := ingestRecords(t, pool, name, recs...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,13 +143,7 @@ func TestLedgerPathFallsBackOncePerRun(t *testing.T) {
 	}
 	ingest := func(name string, recs ...formats.Record) Summary {
 		t.Helper()
-		p := filepath.Join(t.TempDir(), name)
-		if err := os.WriteFile(p, []byte(name), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		s, err := File(ctx, pool, p, Options{Format: "test", ChunkSize: 2, Reader: registry.Options{Open: func(io.Reader) (formats.Reader, error) {
-			return &sliceReader{recs: recs}, nil
-		}}})
+		s, err := ingestRecords(t, pool, name, recs...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,13 +186,7 @@ func TestLedgerPathAnyOtherUniqueViolationIsAnError(t *testing.T) {
 			Direction: formats.Credit, Account: h.Account("1", key), ValueDate: formats.Date(2026, 11, 29), Line: int64(n)}
 	}
 	ingest := func(name string, recs ...formats.Record) error {
-		p := filepath.Join(t.TempDir(), name)
-		if err := os.WriteFile(p, []byte(name), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		_, err := File(ctx, pool, p, Options{Format: "test", ChunkSize: 2, Reader: registry.Options{Open: func(io.Reader) (formats.Reader, error) {
-			return &sliceReader{recs: recs}, nil
-		}}})
+		_, err := ingestRecords(t, pool, name, recs...)
 		return err
 	}
 	if err := ingest("first", rec("2026-11-29", 1), rec("2026-11-29", 2)); err != nil {
